@@ -1,0 +1,7 @@
+"""modular_ppo: train modular bodies as teams of agents with PPO on JAX, Flax NNX and MJX.
+
+The package is a pipeline; each stage imports only earlier ones:
+body -> env -> networks -> ppo -> runs -> analysis.
+"""
+
+__version__ = "0.1.0"

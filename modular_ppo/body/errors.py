@@ -1,0 +1,8 @@
+"""Errors raised while reading a morphology."""
+
+
+class BodyGraphError(ValueError):
+    """A model or partition that cannot be turned into a module graph.
+
+    The message names the file, the element at fault and what to change.
+    """
