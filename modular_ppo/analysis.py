@@ -1,0 +1,151 @@
+"""Per-module analysis of training runs: which module's critic lags?
+
+Reads run dirs (metrics.jsonl, config.json) and gives, per module, critic loss, explained
+variance, advantage std and return at the start, middle and end of training, as rows for a
+table, and PNG plots of critic loss and explained variance over steps (several runs overlaid).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+from modular_ppo.runs.run_dir import CONFIG_FILE, existing_run_dir, read_metrics
+
+MODULE_METRICS = {
+    "critic loss": "losses/critic/{}",
+    "explained var": "critic/explained_variance/{}",
+    "advantage std": "advantages/std/{}",
+    "return": "episode/return/{}",
+}
+PHASES = ("start", "middle", "end")
+
+
+class AnalysisError(ValueError):
+    """A run dir that holds nothing to analyse."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunCurves:
+    """The per-module metric curves of one run."""
+
+    run_dir: Path
+    label: str
+    modules: tuple[str, ...]
+    steps: np.ndarray
+    series: dict[str, np.ndarray]
+    """metric key (e.g. "losses/critic/torso") -> values, NaN where a row lacks the key."""
+
+    def curve(self, metric: str, module: str) -> np.ndarray:
+        return self.series.get(MODULE_METRICS[metric].format(module), np.full(len(self.steps), np.nan))
+
+
+def _modules_of(rows: list[dict], config: dict) -> tuple[str, ...]:
+    modules = config.get("modules")
+    if modules:
+        return tuple(modules)
+    prefix = "losses/critic/"
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            if key.startswith(prefix):
+                seen[key[len(prefix):]] = None
+    return tuple(seen)
+
+
+def load_run(run_dir: Path | str) -> RunCurves:
+    run_dir = existing_run_dir(Path(run_dir))
+    config = json.loads((run_dir / CONFIG_FILE).read_text())
+    rows = [r for r in read_metrics(run_dir) if any(k.startswith("losses/") for k in r)]
+    if not rows:
+        raise AnalysisError(
+            f"{run_dir}: metrics.jsonl holds no training iterations yet. Analyse the run "
+            "after it has logged at least one iteration."
+        )
+    keys = sorted({k for r in rows for k in r if k != "step"})
+    series = {
+        k: np.array([_as_float(r.get(k)) for r in rows], dtype=np.float64) for k in keys
+    }
+    label = f"{config.get('body', '?')} / {config.get('arch', '?')} ({run_dir.name})"
+    return RunCurves(
+        run_dir=run_dir,
+        label=label,
+        modules=_modules_of(rows, config),
+        steps=np.array([r["step"] for r in rows], dtype=np.int64),
+        series=series,
+    )
+
+
+def _as_float(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _phase_mean(values: np.ndarray, phase: str) -> float:
+    """Mean over the first, middle or last tenth of the run (at least one row)."""
+    n = len(values)
+    width = max(1, n // 10)
+    start = {"start": 0, "middle": max(0, n // 2 - width // 2), "end": n - width}[phase]
+    window = values[start : start + width]
+    finite = window[np.isfinite(window)]
+    return float(finite.mean()) if finite.size else float("nan")
+
+
+def module_table(run: RunCurves) -> list[dict[str, object]]:
+    """One row per module: each metric at the start, middle and end of training."""
+    rows = []
+    for module in run.modules:
+        row: dict[str, object] = {"module": module}
+        for metric in MODULE_METRICS:
+            values = run.curve(metric, module)
+            for phase in PHASES:
+                row[f"{metric} ({phase})"] = _phase_mean(values, phase)
+        rows.append(row)
+    return rows
+
+
+def lagging_module(run: RunCurves) -> str:
+    """The module whose critic explains the least variance at the end of training."""
+    end = {m: _phase_mean(run.curve("explained var", m), "end") for m in run.modules}
+    finite = {m: v for m, v in end.items() if np.isfinite(v)}
+    if not finite:
+        raise AnalysisError(f"{run.run_dir}: no explained-variance values were logged.")
+    return min(finite, key=finite.get)
+
+
+def plot_runs(runs: list[RunCurves], path: Path | str) -> Path:
+    """Critic loss and explained variance per module over steps, runs overlaid; a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    modules = list(dict.fromkeys(m for r in runs for m in r.modules))
+    fig, axes = plt.subplots(
+        2, len(modules), figsize=(3.2 * len(modules), 6), squeeze=False, sharex="col"
+    )
+    styles = ["-", "--", ":", "-."]
+    for col, module in enumerate(modules):
+        for row, metric in enumerate(("critic loss", "explained var")):
+            ax = axes[row, col]
+            for i, run in enumerate(runs):
+                if module in run.modules:
+                    ax.plot(run.steps, run.curve(metric, module), styles[i % 4], label=run.label)
+            ax.set_title(f"{module}: {metric}", fontsize=9)
+            if metric == "critic loss":
+                ax.set_yscale("log")
+            ax.grid(alpha=0.3)
+            if row == 1:
+                ax.set_xlabel("env steps")
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,0 +1,143 @@
+"""Checkpoints of the full training state, with orbax.
+
+A checkpoint holds every leaf of the training-state pytree (parameters, optimiser state,
+normaliser statistics, RNG keys, env states, step counters) plus a JSON identity (body,
+architecture, leaf structure). Orbax writes each step into a temporary folder and renames it
+when complete, so a kill during a write leaves the previous checkpoint loadable. Restoring
+walks back from the newest step when one cannot be read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import warnings
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+
+logger = logging.getLogger(__name__)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used for this run; the message says why and what to do."""
+
+
+def structure_id(tree: Any) -> str:
+    """A short fingerprint of a pytree's structure, leaf shapes and dtypes."""
+    leaves, treedef = jax.tree_util.tree_flatten(_keys_to_data(tree))
+    text = str(treedef) + "".join(f"{np.shape(x)}{np.asarray(x).dtype}" for x in leaves)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _is_prng_key(x: Any) -> bool:
+    return isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _keys_to_data(tree: Any) -> Any:
+    """Typed PRNG keys are not array-serialisable: store their raw key data."""
+    return jax.tree.map(lambda x: jax.random.key_data(x) if _is_prng_key(x) else x, tree)
+
+
+def _data_to_keys(template: Any, restored: Any) -> Any:
+    return jax.tree.map(
+        lambda t, r: jax.random.wrap_key_data(r, impl=jax.random.key_impl(t))
+        if _is_prng_key(t)
+        else r,
+        template,
+        restored,
+    )
+
+
+class Checkpointer:
+    """Saves and restores a training state under `<run_dir>/checkpoints/<step>/`."""
+
+    def __init__(self, directory: Path, identity: dict[str, Any], max_to_keep: int = 3):
+        self.directory = Path(directory).resolve()
+        self.identity = identity
+        self._manager = ocp.CheckpointManager(
+            self.directory,
+            options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True),
+            item_names=("state", "identity"),
+        )
+
+    def save(self, step: int, state: Any) -> None:
+        identity = {**self.identity, "step": int(step), "structure": structure_id(state)}
+        self._manager.save(
+            int(step),
+            args=ocp.args.Composite(
+                state=ocp.args.StandardSave(_keys_to_data(state)),
+                identity=ocp.args.JsonSave(identity),
+            ),
+            force=True,
+        )
+        self._manager.wait_until_finished()
+
+    def steps(self) -> list[int]:
+        return sorted(self._manager.all_steps())
+
+    def restore_latest(self, template: Any) -> tuple[int, Any]:
+        """Restore the newest readable checkpoint into the structure of `template`.
+
+        Falls back to older checkpoints, with a warning, when the newest is unreadable.
+        """
+        steps = self.steps()
+        if not steps:
+            raise CheckpointError(
+                f"{self.directory}: no checkpoint to resume from. The run saved none "
+                "(it stopped before its first checkpoint); start a new run instead."
+            )
+        expected = structure_id(template)
+        for step in reversed(steps):
+            try:
+                identity = self._manager.restore(
+                    step, args=ocp.args.Composite(identity=ocp.args.JsonRestore())
+                )["identity"]
+            except Exception as e:  # noqa: BLE001 - any unreadable checkpoint falls back
+                warnings.warn(
+                    f"{self.directory / str(step)}: checkpoint unreadable ({type(e).__name__}: "
+                    f"{e}); falling back to an earlier one.",
+                    stacklevel=2,
+                )
+                continue
+            self._check_identity(identity, expected, step)
+            try:
+                restored = self._manager.restore(
+                    step,
+                    args=ocp.args.Composite(
+                        state=ocp.args.StandardRestore(_keys_to_data(template))
+                    ),
+                )["state"]
+            except Exception as e:  # noqa: BLE001
+                warnings.warn(
+                    f"{self.directory / str(step)}: checkpoint unreadable ({type(e).__name__}: "
+                    f"{e}); falling back to an earlier one.",
+                    stacklevel=2,
+                )
+                continue
+            return step, _data_to_keys(template, restored)
+        raise CheckpointError(
+            f"{self.directory}: none of the checkpoints {steps} could be read. "
+            "They are damaged; start a new run."
+        )
+
+    def _check_identity(self, identity: dict[str, Any], expected: str, step: int) -> None:
+        for key in ("body", "arch"):
+            if key in self.identity and identity.get(key) != self.identity[key]:
+                raise CheckpointError(
+                    f"{self.directory / str(step)}: checkpoint is for {key} "
+                    f"'{identity.get(key)}', but this run uses '{self.identity[key]}'. Resume "
+                    f"with the run's own config (drop --{key} overrides)."
+                )
+        if identity.get("structure") != expected:
+            raise CheckpointError(
+                f"{self.directory / str(step)}: checkpoint holds a training state of another "
+                "shape (different network sizes, env count or options). Resume with the "
+                "config the run was started with."
+            )
+
+    def close(self) -> None:
+        self._manager.close()

@@ -1,0 +1,45 @@
+"""Metrics to `metrics.jsonl` (one line per iteration) and TensorBoard event files."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from modular_ppo.runs.run_dir import METRICS_FILE, TENSORBOARD_DIR
+
+
+def to_floats(metrics: dict[str, Any]) -> dict[str, float]:
+    """Scalars of a metrics dict as Python floats (device arrays are fetched once)."""
+    out = {}
+    for key, value in metrics.items():
+        array = np.asarray(value)
+        if array.size == 1:
+            out[key] = float(array.reshape(()))
+    return out
+
+
+class MetricsLog:
+    def __init__(self, run_dir: Path, tensorboard: bool = True):
+        self._file = open(Path(run_dir) / METRICS_FILE, "a", buffering=1)
+        self._writer = None
+        if tensorboard:
+            from tensorboardX import SummaryWriter
+
+            self._writer = SummaryWriter(str(Path(run_dir) / TENSORBOARD_DIR))
+
+    def write(self, step: int, metrics: dict[str, float]) -> None:
+        row = {"step": int(step), **{k: (v if math.isfinite(v) else str(v)) for k, v in metrics.items()}}
+        self._file.write(json.dumps(row) + "\n")
+        if self._writer is not None:
+            for key, value in metrics.items():
+                if math.isfinite(value):
+                    self._writer.add_scalar(key, value, step)
+
+    def close(self) -> None:
+        self._file.close()
+        if self._writer is not None:
+            self._writer.close()
