@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from modular_ppo.errors import ModularPPOError
 from modular_ppo.runs.run_dir import CONFIG_FILE, existing_run_dir, read_metrics
 
 MODULE_METRICS = {
@@ -24,7 +25,7 @@ MODULE_METRICS = {
 PHASES = ("start", "middle", "end")
 
 
-class AnalysisError(ValueError):
+class AnalysisError(ModularPPOError):
     """A run dir that holds nothing to analyse."""
 
 

@@ -19,10 +19,12 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from modular_ppo.errors import ModularPPOError
+
 logger = logging.getLogger(__name__)
 
 
-class CheckpointError(ValueError):
+class CheckpointError(ModularPPOError):
     """A checkpoint that cannot be used for this run; the message says why and what to do."""
 
 
@@ -42,13 +44,23 @@ def _keys_to_data(tree: Any) -> Any:
     return jax.tree.map(lambda x: jax.random.key_data(x) if _is_prng_key(x) else x, tree)
 
 
-def _data_to_keys(template: Any, restored: Any) -> Any:
+def _to_saved(tree: Any) -> dict[str, Any]:
+    """The non-empty leaves by flat index (orbax refuses zero-size arrays; the template
+    rebuilds those, and the structure, on restore)."""
+    leaves = jax.tree.leaves(_keys_to_data(tree))
+    return {f"{i:05d}": leaf for i, leaf in enumerate(leaves) if np.size(leaf) > 0}
+
+
+def _from_saved(template: Any, saved: dict[str, Any]) -> Any:
+    raw_template = _keys_to_data(template)
+    leaves, treedef = jax.tree.flatten(raw_template)
+    restored = [saved.get(f"{i:05d}", leaf) for i, leaf in enumerate(leaves)]
     return jax.tree.map(
         lambda t, r: jax.random.wrap_key_data(r, impl=jax.random.key_impl(t))
         if _is_prng_key(t)
         else r,
         template,
-        restored,
+        jax.tree.unflatten(treedef, restored),
     )
 
 
@@ -69,7 +81,7 @@ class Checkpointer:
         self._manager.save(
             int(step),
             args=ocp.args.Composite(
-                state=ocp.args.StandardSave(_keys_to_data(state)),
+                state=ocp.args.StandardSave(_to_saved(state)),
                 identity=ocp.args.JsonSave(identity),
             ),
             force=True,
@@ -105,11 +117,9 @@ class Checkpointer:
                 continue
             self._check_identity(identity, expected, step)
             try:
-                restored = self._manager.restore(
+                saved = self._manager.restore(
                     step,
-                    args=ocp.args.Composite(
-                        state=ocp.args.StandardRestore(_keys_to_data(template))
-                    ),
+                    args=ocp.args.Composite(state=ocp.args.StandardRestore(_to_saved(template))),
                 )["state"]
             except Exception as e:  # noqa: BLE001
                 warnings.warn(
@@ -118,7 +128,7 @@ class Checkpointer:
                     stacklevel=2,
                 )
                 continue
-            return step, _data_to_keys(template, restored)
+            return step, _from_saved(template, saved)
         raise CheckpointError(
             f"{self.directory}: none of the checkpoints {steps} could be read. "
             "They are damaged; start a new run."

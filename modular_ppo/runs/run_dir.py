@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from modular_ppo.errors import ModularPPOError
+
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
 EVAL_FILE = "eval.json"
@@ -16,7 +18,7 @@ VIDEO_DIR = "videos"
 TENSORBOARD_DIR = "tensorboard"
 
 
-class RunDirError(ValueError):
+class RunDirError(ModularPPOError):
     """A run directory that is missing, or would overwrite another run."""
 
 

@@ -14,9 +14,10 @@ import numpy as np
 from jaxtyping import Float, UInt8
 
 from modular_ppo.body import BodyGraph
+from modular_ppo.errors import ModularPPOError
 
 
-class RenderError(RuntimeError):
+class RenderError(ModularPPOError):
     """Rendering is not possible on this machine; the message says what to install."""
 
 

@@ -15,6 +15,7 @@ def _state(scale: float):
         "params": {"w": jnp.arange(6.0).reshape(2, 3) * scale, "b": jnp.ones(3) * scale},
         "key": jax.random.key(7),
         "steps": jnp.array(int(scale * 100)),
+        "act": jnp.zeros((4, 0)),
     }
 
 

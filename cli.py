@@ -1,0 +1,121 @@
+"""modular_ppo command line: train, eval, render, analyse, bodies.
+
+    python cli.py train --body ant-modular [--arch shared] [--ppo.total-steps N] [--resume RUN_DIR]
+    python cli.py eval --run RUN_DIR
+    python cli.py render --run RUN_DIR --out video.mp4
+    python cli.py analyse RUN_DIR [RUN_DIR ...]
+    python cli.py bodies list | show NAME_OR_PATH [--png FILE]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes.util
+import dataclasses
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+os.environ.setdefault("MUJOCO_GL", "osmesa" if ctypes.util.find_library("OSMesa") else "egl")
+with contextlib.redirect_stdout(io.StringIO()):  # mjx prints a notice about optional warp
+    import mujoco.mjx  # noqa: F401
+
+import tyro  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+from modular_ppo import commands  # noqa: E402
+from modular_ppo.errors import ModularPPOError  # noqa: E402
+from modular_ppo.runs.config import TrainRunConfig  # noqa: E402
+from modular_ppo.runs.train_run import run_training  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True)
+class Eval:
+    """Evaluate a run's latest checkpoint: deterministic and stochastic returns per module."""
+
+    run: Path
+    """The run directory (runs/<body>/<timestamp>)."""
+    episodes: int = 16
+    """Episodes per mode."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Render:
+    """Render a video of a run's latest policy, modules coloured apart."""
+
+    run: Path
+    """The run directory."""
+    out: Path = Path("video.mp4")
+    """Output file, .mp4 or .gif."""
+    steps: int = 250
+    """Control steps to render."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Analyse:
+    """Per-module critic losses, explained variance, advantages and returns of runs."""
+
+    runs: Annotated[tuple[Path, ...], tyro.conf.Positional]
+    """One or more run directories (overlaid in the plot)."""
+    png: Path | None = None
+    """Where to write the plot; default <first run>/analysis.png."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BodiesList:
+    """List the bundled bodies."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BodiesShow:
+    """Show a body's modules, observation and action sizes, and its module tree."""
+
+    body: Annotated[str, tyro.conf.Positional]
+    """A bundled body name or an MJCF path."""
+    png: Path | None = None
+    """Also draw the body graph, coloured by module, to this PNG."""
+    partition: str | None = None
+    """Partition rule or string; default: the body's own annotation."""
+
+
+Bodies = Annotated[
+    BodiesList, tyro.conf.subcommand("list")
+] | Annotated[BodiesShow, tyro.conf.subcommand("show")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    command = tyro.extras.subcommand_cli_from_dict(
+        {
+            "train": TrainRunConfig,
+            "eval": Eval,
+            "render": Render,
+            "analyse": Analyse,
+            "bodies": Bodies,
+        },
+        args=argv,
+        description=__doc__,
+    )
+    console = Console()
+    try:
+        if isinstance(command, TrainRunConfig):
+            run_training(command, console)
+        elif isinstance(command, Eval):
+            commands.evaluate_run(command.run, command.episodes, console)
+        elif isinstance(command, Render):
+            commands.render_run(command.run, command.out, command.steps, console)
+        elif isinstance(command, Analyse):
+            commands.analyse_runs(list(command.runs), command.png, console)
+        elif isinstance(command, BodiesList):
+            commands.list_bodies(console)
+        elif isinstance(command, BodiesShow):
+            commands.show_body(command.body, command.partition, command.png, console)
+    except ModularPPOError as error:
+        console.print(f"[bold red]error:[/] {error}", highlight=False)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""What each `cli.py` subcommand does, as library functions that print with rich."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+from rich.console import Console
+from rich.table import Table
+
+from modular_ppo import analysis
+from modular_ppo.ppo import EvalConfig, make_evaluator
+from modular_ppo.runs.metrics_log import to_floats
+from modular_ppo.runs.train_run import restore_run
+
+
+def _table(title: str, rows: list[dict[str, object]]) -> Table:
+    table = Table(title=title)
+    for i, column in enumerate(rows[0]):
+        table.add_column(str(column), justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row.values()))
+    return table
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def evaluate_run(run_dir: Path, episodes: int = 16, console: Console | None = None) -> dict:
+    """Deterministic and stochastic returns of a run's latest checkpoint, per module."""
+    console = console or Console()
+    run, step = restore_run(run_dir)
+    results = {}
+    for deterministic in (True, False):
+        config = EvalConfig(n_envs=episodes, deterministic=deterministic)
+        evaluator = make_evaluator(run.env, run.graphdef, config)
+        results["deterministic" if deterministic else "stochastic"] = to_floats(
+            evaluator(run.state.network, jax.random.key(run.config.seed + 2))
+        )
+    rows = [
+        {"metric": key.removeprefix("episode/"), **{mode: m[key] for mode, m in results.items()}}
+        for key in results["deterministic"]
+    ]
+    console.print(_table(f"{run.body.name} / {run.config.arch} at step {step:,} "
+                         f"({episodes} episodes)", rows))
+    return results
+
+
+def render_run(run_dir: Path, out: Path, steps: int = 250, console: Console | None = None) -> Path:
+    """A video of the run's latest policy acting deterministically, modules coloured apart."""
+    from modular_ppo.runs.episode import record_episode
+    from modular_ppo.runs.video import render_frames, write_video
+
+    console = console or Console()
+    run, step = restore_run(run_dir)
+    qpos = record_episode(run.env, run.graphdef, run.state.network,
+                          jax.random.key(run.config.seed), steps)
+    path = write_video(render_frames(run.body, qpos), out, fps=1.0 / run.env.dt)
+    console.print(f"wrote {path} ({steps} steps of the policy at step {step:,})")
+    return path
+
+
+def analyse_runs(run_dirs: list[Path], png: Path | None = None,
+                 console: Console | None = None) -> Path:
+    """Per-module tables for each run and one PNG with the runs overlaid."""
+    console = console or Console()
+    runs = [analysis.load_run(d) for d in run_dirs]
+    for run in runs:
+        console.print(_table(run.label, analysis.module_table(run)))
+        console.print(f"lagging critic (lowest explained variance at the end): "
+                      f"[bold]{analysis.lagging_module(run)}[/]")
+    path = analysis.plot_runs(runs, png or runs[0].run_dir / "analysis.png")
+    console.print(f"plot: {path}")
+    return path
+
