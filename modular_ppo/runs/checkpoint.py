@@ -30,8 +30,10 @@ class CheckpointError(ModularPPOError):
 
 def structure_id(tree: Any) -> str:
     """A short fingerprint of a pytree's structure, leaf shapes and dtypes."""
-    leaves, treedef = jax.tree_util.tree_flatten(_keys_to_data(tree))
-    text = str(treedef) + "".join(f"{np.shape(x)}{np.asarray(x).dtype}" for x in leaves)
+    leaves = jax.tree_util.tree_flatten_with_path(_keys_to_data(tree))[0]
+    text = "".join(
+        f"{jax.tree_util.keystr(path)}{np.shape(x)}{np.asarray(x).dtype}" for path, x in leaves
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -1,0 +1,74 @@
+"""`cli.py train` on a small body, then eval, analyse and render on its run dir."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+import cli  # noqa: E402
+
+TINY = [
+    "--body", "hopper-modular",
+    "--ppo.n-envs", "8", "--ppo.n-minibatches", "2", "--ppo.rollout-length", "8",
+    "--ppo.n-epochs", "2", "--ppo.total-steps", "192",
+    "--eval.n-envs", "2", "--eval.episode-length", "16",
+    "--eval-every-steps", "64", "--checkpoint-every-steps", "128",
+    "--video-length", "6",
+]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    assert cli.main(["train", *TINY, "--runs-root", str(root), "--run-name", "tiny"]) == 0
+    return root / "hopper-modular" / "tiny"
+
+
+def test_train_writes_a_complete_run_dir(run_dir):
+    record = json.loads((run_dir / "config.json").read_text())
+    assert record["body"] == "hopper-modular"
+    assert record["config"]["ppo"]["total_steps"] == 192
+    modules = record["modules"]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    train_rows = [r for r in rows if "losses/total" in r]
+    assert [r["step"] for r in train_rows] == [64, 128, 192]
+    for module in modules:
+        assert all(f"losses/critic/{module}" in r for r in train_rows)
+    assert "time/compile_s" in train_rows[0]
+    assert any("eval/team_return" in r for r in rows)
+    assert list((run_dir / "tensorboard").iterdir())
+    assert sorted(int(p.name) for p in (run_dir / "checkpoints").iterdir()) == [128, 192]
+    final = json.loads((run_dir / "eval.json").read_text())
+    assert final["step"] == 192 and "eval/team_return" in final
+    assert (run_dir / "videos" / "final.mp4").stat().st_size > 1000
+
+
+def test_eval_analyse_render_on_the_run(run_dir, tmp_path, capsys):
+    assert cli.main(["eval", "--run", str(run_dir), "--episodes", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "deterministic" in out and "stochastic" in out and "team_return" in out
+
+    png = tmp_path / "analysis.png"
+    assert cli.main(["analyse", str(run_dir), "--png", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "start → middle → end" in out and "critic loss" in out and "lagging critic" in out
+    assert png.stat().st_size > 10_000
+
+    gif = tmp_path / "policy.gif"
+    assert cli.main(["render", "--run", str(run_dir), "--out", str(gif), "--steps", "4"]) == 0
+    assert gif.stat().st_size > 1000
+
+
+def test_a_second_run_never_reuses_the_first_run_dir(run_dir, capsys):
+    code = cli.main(["train", *TINY, "--runs-root", str(run_dir.parents[1]), "--run-name", "tiny"])
+    assert code == 2
+    assert "runs never overwrite each other" in capsys.readouterr().out
+
+
+def test_unknown_body_names_the_nearest_bundled_ones(capsys):
+    assert cli.main(["train", "--body", "ant-modulr"]) == 2
+    out = capsys.readouterr().out
+    assert "unknown body 'ant-modulr'" in out and "ant-modular" in out
