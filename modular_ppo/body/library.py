@@ -1,31 +1,67 @@
-"""Bundled morphologies, by name."""
+"""Bundled morphologies by name: MJCF files in `bodies/` and generated families
+("centipede-N", "swimmer-N" for any valid N)."""
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Callable
 from pathlib import Path
 
+import mujoco
+
+from modular_ppo.body.centipede import centipede_spec
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.partition import Partition
+from modular_ppo.body.swimmer import swimmer_spec
 
 BODIES_DIR = Path(__file__).resolve().parents[2] / "bodies"
 
+GENERATORS: dict[str, Callable[[int], mujoco.MjSpec]] = {
+    "centipede": centipede_spec,
+    "swimmer": swimmer_spec,
+}
+"""Family name -> builder of the spec for size N (legs for centipedes, segments for swimmers)."""
+
+DEFAULT_GENERATED = ("centipede-4", "centipede-6", "centipede-8", "swimmer-4", "swimmer-6")
+
+_GENERATED_NAME = re.compile(r"^(?P<family>[a-z]+)-(?P<size>[^-]+)$")
+
 
 def bundled_names() -> list[str]:
-    return sorted(p.stem for p in BODIES_DIR.glob("*.xml"))
+    """The bodies in `bodies/` and a few default sizes of the generated families."""
+    return sorted(p.stem for p in BODIES_DIR.glob("*.xml")) + list(DEFAULT_GENERATED)
+
+
+def body_spec(name: str) -> mujoco.MjSpec | None:
+    """The spec of a generated body such as "centipede-6", None if `name` is no family's."""
+    match = _GENERATED_NAME.match(name)
+    if match is None or match["family"] not in GENERATORS:
+        return None
+    if not match["size"].isdigit():
+        raise BodyGraphError(
+            f"{name}: the size of a generated body is a whole number, as in "
+            f"{match['family']}-6. Write {match['family']}-N."
+        )
+    return GENERATORS[match["family"]](int(match["size"]))
 
 
 def load_body(name_or_path: str, partition: Partition | None = None) -> BodyGraph:
-    """A bundled body by name, or any MJCF file by path."""
-    if name_or_path in bundled_names():
-        return BodyGraph.from_mjcf(BODIES_DIR / f"{name_or_path}.xml", partition, name_or_path)
+    """A bundled body by name (`bundled_names()`, or any size of a generated family),
+    or any MJCF file by path."""
+    xml = BODIES_DIR / f"{name_or_path}.xml"
+    if "/" not in name_or_path and xml.is_file():
+        return BodyGraph.from_mjcf(xml, partition, name_or_path)
+    spec = body_spec(name_or_path)
+    if spec is not None:
+        return BodyGraph.from_mjcf(spec, partition, name_or_path)
     if name_or_path.endswith(".xml") or "/" in name_or_path:
         return BodyGraph.from_mjcf(Path(name_or_path), partition)
-    import difflib
-
     near = difflib.get_close_matches(name_or_path, bundled_names(), n=3, cutoff=0.4)
     hint = f" Did you mean: {', '.join(near)}?" if near else ""
     raise BodyGraphError(
-        f"unknown body '{name_or_path}'.{hint} Bundled bodies: {', '.join(bundled_names())}; "
+        f"unknown body '{name_or_path}'.{hint} Bundled bodies: {', '.join(bundled_names())} "
+        f"(generated families take any size: {', '.join(f'{f}-N' for f in GENERATORS)}); "
         "or give the path of an MJCF .xml file."
     )

@@ -1,0 +1,109 @@
+"""Plain-data descriptions of bodies for the CLI (`cli.py bodies list|show`) and a picture.
+
+Rows are tuples of str / int so any renderer (rich, csv, a test) can use them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+
+from modular_ppo.body.graph import BodyGraph
+from modular_ppo.body.library import bundled_names, load_body
+
+BODIES_HEADER = ("name", "modules", "actuators", "DoF")
+MODULE_HEADER = ("module", "bodies", "joints", "actuators", "parent")
+
+
+def bodies_table() -> list[tuple[str, int, int, int]]:
+    """One row per bundled body: (name, modules, actuators, DoF = nv)."""
+    rows = []
+    for name in bundled_names():
+        body = load_body(name)
+        rows.append((name, len(body.modules), int(body.model.nu), int(body.model.nv)))
+    return rows
+
+
+def module_table(body: BodyGraph) -> list[tuple[str, str, str, str, str]]:
+    """One row per module, in module order: (module, bodies, joints, actuators, parent);
+    lists are comma-separated names, "-" for none."""
+    return [
+        (
+            m.name,
+            ", ".join(m.bodies),
+            ", ".join(m.joints) or "-",
+            ", ".join(m.actuators) or "-",
+            m.parent or "-",
+        )
+        for m in body.modules.values()
+    ]
+
+
+def module_tree_text(body: BodyGraph) -> str:
+    """The module tree as indented text, each line `name (n actuators): bodies`."""
+    lines: list[str] = []
+
+    def visit(name: str, depth: int) -> None:
+        module = body.modules[name]
+        lines.append(
+            f"{'  ' * depth}{name} ({module.n_actuators} actuators): {', '.join(module.bodies)}"
+        )
+        for child in module.children:
+            visit(child, depth + 1)
+
+    for name, module in body.modules.items():
+        if module.parent is None:
+            visit(name, 0)
+    return "\n".join(lines)
+
+
+def draw_body_graph(body: BodyGraph, png_path: str | Path) -> Path:
+    """Draw the body tree, bodies coloured by module, to a PNG (matplotlib, Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    graph = body.bodies.subgraph(b for b, d in body.bodies.nodes(data=True) if d["module"])
+    positions = _tree_layout(graph)
+    palette = plt.get_cmap("tab10" if len(body.modules) <= 10 else "tab20")
+    colour = {m: palette(i % palette.N) for i, m in enumerate(body.modules)}
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(graph)), 6.0))
+    nx.draw_networkx(
+        graph,
+        pos=positions,
+        ax=ax,
+        node_color=[colour[graph.nodes[b]["module"]] for b in graph],
+        node_size=900,
+        font_size=7,
+        arrows=False,
+    )
+    for module, c in colour.items():
+        ax.scatter([], [], color=c, label=module)
+    ax.legend(title="module", loc="best", fontsize=7)
+    ax.set_title(f"{body.name}: {len(body.modules)} modules, {body.model.nu} actuators")
+    ax.axis("off")
+    path = Path(png_path)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _tree_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
+    """Top-down tree layout: leaves spread evenly, parents centred over their children."""
+    positions: dict[str, tuple[float, float]] = {}
+    next_x = [0.0]
+
+    def place(node: str, depth: int) -> float:
+        children = list(graph.successors(node))
+        if children:
+            x = sum(place(c, depth + 1) for c in children) / len(children)
+        else:
+            x, next_x[0] = next_x[0], next_x[0] + 1.0
+        positions[node] = (x, -float(depth))
+        return x
+
+    for root in (n for n in graph if graph.in_degree(n) == 0):
+        place(root, 0)
+    return positions
