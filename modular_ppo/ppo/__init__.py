@@ -1,0 +1,104 @@
+"""Stage 4 of the pipeline: PPO for modular bodies, one agent per module.
+
+Contract (what the run layer and users may rely on):
+
+Settings
+- `PPOConfig`, `EvalConfig`: frozen, tyro-ready dataclasses, checked on construction
+  (`PPOConfigError`, a ValueError naming the field and the fix).
+
+Training
+- `new_training_state(env, network, config, seed) -> (graphdef, TrainingState)`: splits the
+  network once (`nnx.split`) and resets `config.n_envs` environments. Raises
+  `NetworkEnvMismatch` unless the network has a value head for every module and a policy
+  head of the right size for every actuated module.
+- `TrainingState`: a pure pytree (network `nnx.State` with parameters, normaliser
+  statistics and RNG streams; optax state; batched env states; recurrent network states;
+  PRNG key; `steps`; `iteration`). Checkpoint it whole (orbax); together with the graphdef,
+  env and config it resumes bit for bit.
+- `train_step(env, graphdef, config, state) -> (state, metrics)`: jitted, with env,
+  graphdef and config static (they must be hashable), running
+  `config.iterations_per_call` PPO iterations. One iteration: a rollout of
+  `rollout_length` steps of every env (network state reset where episodes end), per-module
+  GAE (optionally summed into a team advantage, `combine_advantages`), then
+  n_epochs x n_minibatches updates on whole environment trajectories, then
+  `network.update_statistics` on the rollout's observations.
+- `train(env, network | graphdef, config, *, seed, on_iteration, initial_state)
+  -> TrainResult(graphdef, state, metrics)`: the host loop; `on_iteration(state, metrics)`
+  after every jitted call, returning True stops.
+
+Metrics (flat dict, '/'-separated; per module key where shown)
+- `losses/actor/<module>`, `losses/critic/<module>`, `losses/clipping_fraction/<module>`,
+  `critic/explained_variance/<module>`, `advantages/mean/<module>`,
+  `advantages/std/<module>` (each module's own GAE, before combining or normalising),
+  `losses/regularization`, `losses/total`, `grad_norm` (before clipping).
+- `episode/team_return` (summed over modules), `episode/return/<module>`,
+  `episode/length`, `episode/forward_velocity`: means over the episodes that finished
+  during the call, from the env's `info["last_episode"]`; `episode/count` their number.
+  Host metrics drop the episode means when the count is 0.
+- `nonfinite/actions/<module>` (sampled in the rollout), `nonfinite/actor/<module>`,
+  `nonfinite/critic/<module>`: the modules that were non-finite at the first point (the
+  rollout's actions, then each update's losses, iteration after iteration) where any
+  was, which names the culprit before NaN spreads to every module through the shared
+  update. `nonfinite/regularization`, `nonfinite/gradients`, `nonfinite/parameters` (any
+  floating leaf of the network state), `nonfinite/rollout` (observations or rewards):
+  anywhere in the call. `nonfinite/any`. Booleans; the run layer decides to stop.
+- `steps`, `iteration`; host only: `time/call_s`, `throughput/env_steps_per_s`, and on
+  the first call `time/compile_s`.
+
+Evaluation
+- `make_evaluator(env, graphdef, eval_config) -> (network_state, key) -> metrics`: jitted
+  (compiled once per env, network structure and config), one full episode per env from
+  fresh resets; `evaluate(...)` for a single call. Metrics:
+  `episode/team_return`, `episode/return/<module>`, `episode/length`,
+  `episode/forward_velocity`.
+
+Building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage`,
+`collect_rollout`, `replay`, `make_batch`, `policy_advantages`, `split_environments`,
+`clipped_policy_loss`, `ppo_loss`.
+"""
+
+from modular_ppo.ppo.batch import Minibatch, make_batch, policy_advantages, split_environments
+from modular_ppo.ppo.config import EvalConfig, PPOConfig
+from modular_ppo.ppo.errors import NetworkEnvMismatch, PPOConfigError
+from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
+from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
+from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
+from modular_ppo.ppo.metrics import HostMetrics, Metrics, metrics_to_host
+from modular_ppo.ppo.rollout import Replay, Rollout, collect_rollout, replay
+from modular_ppo.ppo.state import TrainingState, make_optimizer, new_training_state
+from modular_ppo.ppo.step import train_step
+from modular_ppo.ppo.train import OnIteration, TrainResult, train
+
+__all__ = [
+    "EvalConfig",
+    "Evaluator",
+    "HostMetrics",
+    "LossTerms",
+    "Metrics",
+    "Minibatch",
+    "NetworkEnvMismatch",
+    "OnIteration",
+    "PPOConfig",
+    "PPOConfigError",
+    "Replay",
+    "Rollout",
+    "TrainResult",
+    "TrainingState",
+    "clipped_policy_loss",
+    "collect_rollout",
+    "evaluate",
+    "gae",
+    "make_batch",
+    "make_evaluator",
+    "make_optimizer",
+    "metrics_to_host",
+    "new_training_state",
+    "per_key_gae",
+    "policy_advantages",
+    "ppo_loss",
+    "replay",
+    "split_environments",
+    "team_advantage",
+    "train",
+    "train_step",
+]

@@ -1,0 +1,110 @@
+"""PPO and evaluation settings: frozen, tyro-ready dataclasses checked on construction."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from modular_ppo.ppo.errors import PPOConfigError
+
+
+def _require(ok: bool, config: str, field: str, value: object, fix: str) -> None:
+    if not ok:
+        raise PPOConfigError(f"{config}.{field} = {value!r}: {fix}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig:
+    """Proximal policy optimisation with one value head and one policy head per module."""
+
+    n_envs: int = 64
+    """Environments stepped in parallel; a multiple of n_minibatches."""
+    rollout_length: int = 32
+    """Environment steps per environment collected before each update."""
+    n_epochs: int = 4
+    """Passes over each rollout."""
+    n_minibatches: int = 4
+    """Minibatches per epoch, drawn over environments (whole trajectories), not time steps."""
+    learning_rate: float = 3e-4
+    """Adam(W) step size (0 freezes the parameters)."""
+    gamma: float = 0.99
+    """Discount factor of future rewards, in [0, 1]."""
+    gae_lambda: float = 0.95
+    """GAE(lambda) trade-off between bias (0) and variance (1), in [0, 1]."""
+    clip_range: float = 0.2
+    """PPO ratio clipping: ratios outside [1 - clip_range, 1 + clip_range] give no gradient.
+    In (0, 1)."""
+    normalize_advantages: bool = True
+    """Standardise the advantages of each policy key within each minibatch."""
+    combine_advantages: bool = False
+    """Sum the modules' advantages into one team advantage and train every policy head on
+    it (modules with a value head but no actions contribute to the sum)."""
+    critic_loss_weight: float = 0.5
+    """Weight of the summed critic losses (each 0.5 * mean squared error) in the total loss."""
+    gradient_clipping: float | None = 1.0
+    """Clip the gradient to this global norm before the optimiser step; None disables."""
+    weight_decay: float | None = None
+    """None: Adam. A value: AdamW with this decoupled weight decay."""
+    total_steps: int = 1_000_000
+    """Environment steps (over all environments) after which `train` stops."""
+    iterations_per_call: int = 1
+    """PPO iterations run inside one jitted call, between two host synchronisations."""
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        for field in ("n_envs", "rollout_length", "n_epochs", "n_minibatches", "total_steps",
+                      "iterations_per_call"):
+            value = getattr(self, field)
+            _require(isinstance(value, int) and value > 0, name, field, value,
+                     "must be a positive integer.")
+        _require(
+            self.n_envs % self.n_minibatches == 0, name, "n_envs", self.n_envs,
+            f"must be divisible by n_minibatches = {self.n_minibatches}, because minibatches "
+            "hold whole environments. Choose n_envs a multiple of n_minibatches.",
+        )
+        _require(self.learning_rate >= 0, name, "learning_rate", self.learning_rate,
+                 "must be >= 0.")
+        _require(0 <= self.gamma <= 1, name, "gamma", self.gamma, "must be in [0, 1].")
+        _require(0 <= self.gae_lambda <= 1, name, "gae_lambda", self.gae_lambda,
+                 "must be in [0, 1].")
+        _require(0 < self.clip_range < 1, name, "clip_range", self.clip_range,
+                 "must be in (0, 1), e.g. 0.2.")
+        _require(self.critic_loss_weight >= 0, name, "critic_loss_weight",
+                 self.critic_loss_weight, "must be >= 0.")
+        _require(self.gradient_clipping is None or self.gradient_clipping > 0, name,
+                 "gradient_clipping", self.gradient_clipping,
+                 "must be a positive global norm, or None to disable clipping.")
+        _require(self.weight_decay is None or self.weight_decay >= 0, name, "weight_decay",
+                 self.weight_decay, "must be >= 0, or None for plain Adam.")
+
+    @property
+    def minibatch_size(self) -> int:
+        """Environments per minibatch."""
+        return self.n_envs // self.n_minibatches
+
+    @property
+    def steps_per_iteration(self) -> int:
+        """Environment steps collected by one PPO iteration."""
+        return self.n_envs * self.rollout_length
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalConfig:
+    """Evaluation: a batch of full episodes from fresh resets."""
+
+    n_envs: int = 16
+    """Episodes run in parallel (one per environment)."""
+    episode_length: int | None = None
+    """Steps per evaluation episode; None uses the environment's own episode_length."""
+    deterministic: bool = True
+    """Act with the policy's mode instead of sampling."""
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        _require(isinstance(self.n_envs, int) and self.n_envs > 0, name, "n_envs", self.n_envs,
+                 "must be a positive integer.")
+        _require(
+            self.episode_length is None
+            or (isinstance(self.episode_length, int) and self.episode_length > 0),
+            name, "episode_length", self.episode_length,
+            "must be a positive integer, or None for the environment's episode_length.",
+        )

@@ -1,0 +1,135 @@
+"""Collecting a rollout with a stateful network, and replaying it under new parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import nnx, struct
+from jaxtyping import Array, Bool, Float
+
+from modular_ppo.env.types import ModularEnvProtocol, State
+from modular_ppo.networks.contract import NetState
+from modular_ppo.ppo.metrics import nonfinite
+
+
+@struct.dataclass
+class Rollout:
+    """T steps of N environments, time-major: every leaf is [T, N, ...] unless noted."""
+
+    obs: dict[str, Float[Array, "time env _obs"]]
+    """Observations the network acted on."""
+    extras: dict[str, Any]
+    """The network's extras, to re-evaluate the same actions in the loss."""
+    loglikelihoods: dict[str, Float[Array, "time env"]]
+    """Actuated module -> log-likelihood of the action taken, under the acting parameters."""
+    values: dict[str, Float[Array, "time env"]]
+    """Module -> value estimate of the state acted in."""
+    last_values: dict[str, Float[Array, "env"]]
+    """Module -> value estimate of the state after the last step, [N]."""
+    rewards: dict[str, Float[Array, "time env"]]
+    done: Float[Array, "time env"]
+    truncated: Float[Array, "time env"]
+    episode_sums: dict[str, Float[Array, ""]]
+    """Sums, over episodes finished in the rollout, of the env's info["last_episode"]
+    entries, plus "count": the number of those episodes. Scalars."""
+    nonfinite_actions: dict[str, Bool[Array, ""]]
+    """Actuated module -> whether the network sampled a non-finite action in the rollout."""
+
+
+@struct.dataclass
+class Replay:
+    """The network's outputs recomputed along a stored rollout."""
+
+    loglikelihoods: dict[str, Float[Array, "time env"]]
+    values: dict[str, Float[Array, "time env"]]
+    regularization_loss: Float[Array, ""]
+    """The network's own loss term, averaged over time."""
+
+
+def collect_rollout(
+    env: ModularEnvProtocol,
+    graphdef: nnx.GraphDef,
+    network_state: nnx.State,
+    env_state: State,
+    recurrent: NetState,
+    length: int,
+) -> tuple[nnx.State, State, NetState, Rollout]:
+    """Step N envs (a batched `env_state`) `length` times, sampling actions from the network.
+
+    The recurrent state is reset (`network.reset_state`) for the environments whose step
+    ended an episode. Returns the network state (its RNG counters advanced), env states and
+    recurrent states after the rollout, and the rollout.
+    """
+    step_envs = jax.vmap(env.step)
+
+    def step(carry, _):
+        network_state, env_state, recurrent = carry
+        network = nnx.merge(graphdef, network_state)
+        out = network(recurrent, env_state.obs)
+        next_env_state = step_envs(env_state, out.output.actions)
+        done = next_env_state.done
+        next_recurrent = network.reset_state(out.next_state, done > 0)
+        finished = jax.tree.map(
+            lambda value: jnp.sum(done * value), next_env_state.info["last_episode"]
+        )
+        transition = dict(
+            obs=env_state.obs,
+            extras=out.output.extras,
+            loglikelihoods=out.output.loglikelihoods,
+            values=out.output.value_estimates,
+            rewards=next_env_state.reward,
+            done=done,
+            truncated=next_env_state.info["truncation"],
+            episode_sums={**finished, "count": jnp.sum(done)},
+            nonfinite_actions=jax.tree.map(nonfinite, out.output.actions),
+        )
+        return (nnx.state(network), next_env_state, next_recurrent), transition
+
+    (network_state, env_state, recurrent), steps = jax.lax.scan(
+        step, (network_state, env_state, recurrent), length=length
+    )
+    # Only the value estimates of this call are kept; whatever it changes in the network
+    # state is dropped, so bootstrapping does not shift the network's random streams.
+    bootstrap = nnx.merge(graphdef, network_state)(recurrent, env_state.obs, deterministic=True)
+    rollout = Rollout(
+        **{
+            **steps,
+            "episode_sums": jax.tree.map(jnp.sum, steps["episode_sums"]),
+            "nonfinite_actions": jax.tree.map(jnp.any, steps["nonfinite_actions"]),
+        },
+        last_values=bootstrap.output.value_estimates,
+    )
+    return network_state, env_state, recurrent, rollout
+
+
+def replay(
+    graphdef: nnx.GraphDef,
+    network_state: nnx.State,
+    recurrent: NetState,
+    obs: dict[str, Float[Array, "time env _obs"]],
+    extras: dict[str, Any],
+    done: Float[Array, "time env"],
+) -> Replay:
+    """Re-evaluate a rollout's actions under `network_state`, from the recurrent state the
+    rollout started with, resetting it where episodes ended exactly as the rollout did."""
+    params, rest = nnx.split_state(network_state, nnx.Param, ...)
+
+    # The parameters stay outside the scan carry so reverse-mode differentiation does not
+    # store a copy of them per time step.
+    def step(carry, inputs):
+        recurrent, rest = carry
+        step_obs, step_extras, step_done = inputs
+        network = nnx.merge(graphdef, params, rest)
+        out = network(recurrent, step_obs, step_extras)
+        next_recurrent = network.reset_state(out.next_state, step_done > 0)
+        _, _, rest = nnx.split(network, nnx.Param, ...)
+        outputs = (out.output.loglikelihoods, out.output.value_estimates,
+                   out.regularization_loss)
+        return (next_recurrent, rest), outputs
+
+    _, (loglikelihoods, values, regularization) = jax.lax.scan(
+        step, (recurrent, rest), (obs, extras, done)
+    )
+    return Replay(loglikelihoods, values, jnp.mean(regularization))

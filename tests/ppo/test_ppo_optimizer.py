@@ -1,0 +1,33 @@
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from modular_ppo.ppo import PPOConfig, make_optimizer
+
+
+def updates(config, gradients, params=(1.0,)):
+    optimizer = make_optimizer(config)
+    params = jnp.asarray(params)
+    state = optimizer.init(params)
+    steps = []
+    for g in gradients:
+        update, state = optimizer.update(jnp.asarray(g), state, params)
+        params = optax.apply_updates(params, update)
+        steps.append(float(update[0]))
+    return steps
+
+
+def test_gradient_clipping_caps_the_global_norm_before_adam():
+    # Clipped to norm 1, gradients 10 then 1 look identical to Adam: the second step is a
+    # full learning-rate step. Unclipped, the large first gradient shrinks it.
+    clipped = updates(PPOConfig(learning_rate=0.1, gradient_clipping=1.0), [[10.0], [1.0]])
+    unclipped = updates(PPOConfig(learning_rate=0.1, gradient_clipping=None), [[10.0], [1.0]])
+    np.testing.assert_allclose(clipped[1], -0.1, rtol=1e-4)
+    assert -0.08 < unclipped[1] < -0.07
+
+
+def test_weight_decay_switches_to_adamw():
+    decayed = updates(PPOConfig(learning_rate=0.1, weight_decay=0.5), [[0.0]], params=(2.0,))
+    plain = updates(PPOConfig(learning_rate=0.1, weight_decay=None), [[0.0]], params=(2.0,))
+    np.testing.assert_allclose(decayed[0], -0.1 * 0.5 * 2.0, rtol=1e-5)
+    assert plain[0] == 0.0
