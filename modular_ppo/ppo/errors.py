@@ -1,9 +1,11 @@
 """Errors of the PPO stage: each message names the setting or output at fault and the fix."""
 
+from modular_ppo.errors import ModularPPOError
 
-class PPOConfigError(ValueError):
+
+class PPOConfigError(ModularPPOError):
     """A PPO or evaluation setting is out of range."""
 
 
-class NetworkEnvMismatch(ValueError):
+class NetworkEnvMismatch(ModularPPOError):
     """The network's outputs do not fit the environment's modules or action sizes."""

@@ -135,6 +135,7 @@ class _StopRequests:
 
 def run_training(config: TrainRunConfig, console: Console | None = None) -> Path:
     """Train as configured; return the run directory."""
+    started_at = time.perf_counter()
     console = console or Console()
     resume_step = None
     if config.resume is not None:
@@ -181,6 +182,7 @@ def run_training(config: TrainRunConfig, console: Console | None = None) -> Path
         def on_iteration(state: TrainingState, device_metrics: dict[str, Any]) -> bool:
             steps = int(state.steps)
             metrics = to_floats(device_metrics)
+            metrics["time/elapsed_s"] = time.perf_counter() - started_at
             failure = _nonfinite_message(metrics)
             if failure is not None:
                 log.write(steps, metrics)
