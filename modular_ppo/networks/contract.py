@@ -1,4 +1,8 @@
-"""The stateful network contract between networks and the PPO core."""
+"""The stateful network contract between networks and the PPO core.
+
+Per-module arrays are in dicts keyed by module name; their feature sizes differ between
+modules, so those axes are written `_obs` / `_act` (not checked for equality across keys).
+"""
 
 from __future__ import annotations
 
@@ -8,20 +12,22 @@ from flax import nnx, struct
 from jaxtyping import Array, Bool, Float
 
 NetState = Any
-"""A pytree with a leading batch axis on every leaf (recurrent state), possibly empty ()."""
+"""A pytree with a leading batch axis on every leaf (recurrent carries); a network
+without recurrence has a state with no leaves."""
 
 
 @struct.dataclass
 class NetworkOutput:
-    actions: dict[str, Float[Array, "batch act"]]
+    actions: dict[str, Float[Array, "batch _act"]]
     """Actuated module -> actions in [-1, 1] (what the env receives)."""
     loglikelihoods: dict[str, Float[Array, "batch"]]
     """Actuated module -> log-likelihood of `actions` under the current policy."""
     value_estimates: dict[str, Float[Array, "batch"]]
     """Every module -> its value estimate."""
     extras: dict[str, Any]
-    """What the network needs to re-evaluate the same actions later (e.g. pre-squash
-    samples keyed by module). Stored by the rollout and passed back as `extras`."""
+    """What the network needs to re-evaluate the same actions later: "raw_actions",
+    actuated module -> pre-squash samples [batch, act]. Stored by the rollout and passed
+    back as `extras`."""
 
 
 @struct.dataclass
@@ -29,16 +35,22 @@ class StepOutput:
     next_state: NetState
     output: NetworkOutput
     regularization_loss: Float[Array, ""]
-    """The network's own loss term (entropy bonus as a negative loss, weighted)."""
+    """The network's own loss term: -entropy_weight * policy entropy (summed over actuated
+    modules, averaged over the batch)."""
 
 
 class ModularNetwork(nnx.Module):
     """Base class of every architecture.
 
+    `initialize_state(batch_size)`: the state at the start of an episode.
+    `reset_state(state, done)`: `state` with the entries where `done` is set (bool, or
+      float with nonzero meaning done, as in the env's `State.done`) back to their
+      initial value, the others untouched.
     `__call__(state, obs, extras=None, deterministic=False)`:
-      obs: module -> Float[batch, obs_size]. With `extras=None` the policy samples new
-      actions (or takes the mode when deterministic); with `extras` from an earlier call
-      it re-evaluates those same actions (log-likelihoods under the current parameters).
+      obs: module -> Float[batch, obs_size] for every module. With `extras=None` the policy
+      samples new actions from the network's own RNG stream (or takes the mode when
+      deterministic); with `extras` from an earlier call it re-evaluates those same
+      actions (log-likelihoods under the current parameters, no randomness drawn).
     `update_statistics(obs)`: update observation normaliser statistics from a batch
       module -> Float[..., obs_size]; called outside the gradient step.
     """
@@ -46,17 +58,19 @@ class ModularNetwork(nnx.Module):
     def initialize_state(self, batch_size: int) -> NetState:
         raise NotImplementedError
 
-    def reset_state(self, state: NetState, done: Bool[Array, "batch"]) -> NetState:
+    def reset_state(
+        self, state: NetState, done: Bool[Array, "batch"] | Float[Array, "batch"]
+    ) -> NetState:
         raise NotImplementedError
 
     def __call__(
         self,
         state: NetState,
-        obs: dict[str, Float[Array, "batch obs"]],
+        obs: dict[str, Float[Array, "batch _obs"]],
         extras: dict[str, Any] | None = None,
         deterministic: bool = False,
     ) -> StepOutput:
         raise NotImplementedError
 
-    def update_statistics(self, obs: dict[str, Float[Array, "... obs"]]) -> None:
+    def update_statistics(self, obs: dict[str, Float[Array, "... _obs"]]) -> None:
         raise NotImplementedError

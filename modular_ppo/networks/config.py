@@ -1,0 +1,160 @@
+"""NetworkConfig: which architecture, how big, and how the policy explores."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from typing import Literal
+
+from modular_ppo.networks.errors import NetworkConfigError
+
+Architecture = Literal["separate", "shared", "graph", "attention"]
+Activation = Literal["tanh", "relu", "silu", "elu", "gelu"]
+Recurrence = Literal["none", "gru", "lstm"]
+Distribution = Literal["tanh_gaussian", "clipped_gaussian"]
+ModuleIdentity = Literal["index", "none"]
+
+
+@dataclasses.dataclass(frozen=True)
+class NetworkConfig:
+    """Module-keyed actor-critic networks (see `modular_ppo.networks`)."""
+
+    arch: Architecture = "shared"
+    """separate: an independent policy MLP and value MLP per module. shared: one policy MLP
+    and one value MLP applied to every module's token (homologous modules share weights).
+    graph: message passing along the module tree (NerveNet / SMP style). attention: a
+    transformer over module tokens, optionally masked to nearby modules."""
+
+    policy_hidden_sizes: tuple[int, ...] = (64, 64)
+    """Hidden layer widths of the policy MLP (separate, shared) or of the token encoder in
+    front of message passing / attention (graph, attention)."""
+
+    value_hidden_sizes: tuple[int, ...] = (64, 64)
+    """Hidden layer widths of the value MLP or value token encoder, as for the policy."""
+
+    activation: Activation = "tanh"
+    """Nonlinearity of every hidden layer."""
+
+    embedding_size: int = 64
+    """Width of a module's embedding in the graph and attention architectures."""
+
+    message_passing_rounds: int = 2
+    """graph: rounds of message passing; information travels one module hop per round,
+    both towards the root and away from it."""
+
+    attention_heads: int = 4
+    """attention: heads per attention layer; must divide `embedding_size`."""
+
+    attention_layers: int = 2
+    """attention: number of transformer blocks."""
+
+    attention_max_hops: int | None = None
+    """attention: a module attends only to modules at most this many hops away in the
+    module tree (0 = only itself). None attends to every module."""
+
+    centralised_critic: bool = False
+    """Give every value head the observations of all modules while the policies keep
+    their local inputs."""
+
+    recurrent: Recurrence = "none"
+    """A recurrent core per module between trunk and heads, for policy and value alike:
+    none, gru or lstm. Its state is the network state carried through rollouts."""
+
+    recurrent_size: int = 64
+    """Hidden size of the recurrent core."""
+
+    distribution: Distribution = "tanh_gaussian"
+    """tanh_gaussian: actions are tanh of a Gaussian sample (exact log-likelihood with the
+    tanh Jacobian). clipped_gaussian: actions are the Gaussian sample clipped to [-1, 1],
+    scored with the Gaussian density of the unclipped sample."""
+
+    state_dependent_std: bool = False
+    """If true the policy head outputs the standard deviation; otherwise it is a learned
+    parameter per action, independent of the observation."""
+
+    init_log_std: float = -0.5
+    """Log of the initial standard deviation of the pre-squash Gaussian."""
+
+    min_std: float = 1e-3
+    """Lower bound of the standard deviation (std = min_std + softplus(raw))."""
+
+    entropy_weight: float = 1e-2
+    """Weight of the entropy bonus; the network's regularisation loss is
+    -entropy_weight * (policy entropy summed over actuated modules)."""
+
+    normalize_observations: bool = True
+    """Normalise each module's observations with running mean and variance (updated by
+    `update_statistics`, outside the gradient step)."""
+
+    observation_clip: float = 10.0
+    """Normalised observations are clipped to [-observation_clip, observation_clip]."""
+
+    module_identity: ModuleIdentity = "index"
+    """What tells modules apart in the shared, graph and attention architectures: index
+    appends a one-hot of the module's position (width `max_modules`); none relies on the
+    observations (and, for graph / attention, the module tree) alone."""
+
+    max_modules: int | None = None
+    """Width of the module one-hot and of the centralised critic's input in the token
+    architectures. None uses the body's module count; set it to share weights between
+    bodies with up to this many modules."""
+
+    max_obs_size: int | None = None
+    """Observation size every module token is padded to. None uses the body's largest;
+    set it to share weights between bodies."""
+
+    max_action_size: int | None = None
+    """Action size every module's policy output is padded to. None uses the body's largest;
+    set it to share weights between bodies."""
+
+    def __post_init__(self) -> None:
+        for name, choices in (
+            ("arch", Architecture),
+            ("activation", Activation),
+            ("recurrent", Recurrence),
+            ("distribution", Distribution),
+            ("module_identity", ModuleIdentity),
+        ):
+            allowed = typing.get_args(choices)
+            if getattr(self, name) not in allowed:
+                _fail(name, f"is {getattr(self, name)!r}; choose one of {', '.join(allowed)}")
+        for name in ("policy_hidden_sizes", "value_hidden_sizes"):
+            sizes = getattr(self, name)
+            if not sizes or any(not isinstance(s, int) or s < 1 for s in sizes):
+                _fail(name, f"is {sizes!r}; give one or more positive layer widths, e.g. (64, 64)")
+        for name in ("embedding_size", "recurrent_size", "attention_heads", "attention_layers"):
+            _check_positive(self, name)
+        if self.message_passing_rounds < 0:
+            _fail("message_passing_rounds", "must be >= 0")
+        if self.embedding_size % self.attention_heads:
+            _fail(
+                "attention_heads",
+                f"({self.attention_heads}) must divide embedding_size ({self.embedding_size})",
+            )
+        if self.attention_max_hops is not None and self.attention_max_hops < 0:
+            _fail("attention_max_hops", "must be >= 0, or None to attend to every module")
+        for name in ("max_modules", "max_obs_size", "max_action_size"):
+            if getattr(self, name) is not None:
+                _check_positive(self, name)
+        if not self.min_std > 0:
+            _fail("min_std", "must be > 0")
+        if not math.exp(self.init_log_std) > self.min_std:
+            _fail(
+                "init_log_std",
+                f"gives std exp({self.init_log_std}) <= min_std ({self.min_std}); raise it",
+            )
+        if not self.entropy_weight >= 0:
+            _fail("entropy_weight", "must be >= 0")
+        if not self.observation_clip > 0:
+            _fail("observation_clip", "must be > 0")
+
+
+def _check_positive(config: NetworkConfig, name: str) -> None:
+    value = getattr(config, name)
+    if not isinstance(value, int) or value < 1:
+        _fail(name, f"is {value!r}; it must be a positive integer")
+
+
+def _fail(field: str, problem: str) -> typing.NoReturn:
+    raise NetworkConfigError(f"NetworkConfig.{field} {problem}.")

@@ -1,0 +1,30 @@
+"""make_network: a BodyGraph, the env's observation sizes and a config -> a network."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flax import nnx
+
+from modular_ppo.body import BodyGraph
+from modular_ppo.networks.actor_critic import ModularActorCritic
+from modular_ppo.networks.config import NetworkConfig
+from modular_ppo.networks.layout import BodyLayout
+from modular_ppo.networks.separate import SeparateNetwork
+from modular_ppo.networks.token_network import TokenNetwork
+
+
+def make_network(
+    body: BodyGraph, obs_sizes: Mapping[str, int], config: NetworkConfig, *, rngs: nnx.Rngs
+) -> ModularActorCritic:
+    """Build the `config.arch` network for `body`.
+
+    obs_sizes: module name -> observation size, for every module of the body (the env's
+    `obs_sizes`). Action sizes are the modules' actuator counts. Parameters are drawn from
+    `rngs.params()`, and the sampling stream is seeded from `rngs.action()` (each falls
+    back to the default stream: `nnx.Rngs(seed)` is enough).
+    """
+    layout = BodyLayout.build(body, obs_sizes, config)
+    if config.arch == "separate":
+        return SeparateNetwork(layout, config, rngs=rngs)
+    return TokenNetwork(layout, config, rngs=rngs)

@@ -1,0 +1,128 @@
+"""The `shared`, `graph` and `attention` architectures: one policy and one value stream
+over module tokens, so every module is served by the same weights."""
+
+from __future__ import annotations
+
+import jax
+from flax import nnx
+from jaxtyping import Array, Float
+
+from modular_ppo.networks.actor_critic import GaussianParameters, ModularActorCritic
+from modular_ppo.networks.config import NetworkConfig
+from modular_ppo.networks.contract import NetState
+from modular_ppo.networks.heads import GaussianHead, ValueHead
+from modular_ppo.networks.layout import BodyLayout
+from modular_ppo.networks.message_passing import MessagePassing
+from modular_ppo.networks.mlp import MLP
+from modular_ppo.networks.recurrent import Carry
+from modular_ppo.networks.stream import Stream
+from modular_ppo.networks.tokens import (
+    global_size,
+    pack_tokens,
+    padded_observations,
+    token_size,
+    with_global_features,
+)
+from modular_ppo.networks.transformer import Transformer, hop_mask
+
+
+def make_trunk(
+    layout: BodyLayout,
+    config: NetworkConfig,
+    inputs: int,
+    hidden: tuple[int, ...],
+    *,
+    rngs: nnx.Rngs,
+) -> MLP | MessagePassing | Transformer:
+    """The token trunk of `config.arch`: [modules, batch, inputs] -> [modules, batch, F]."""
+    if config.arch == "shared":
+        return MLP(inputs, hidden, config.activation, rngs=rngs)
+    if config.arch == "graph":
+        return MessagePassing(
+            inputs,
+            hidden,
+            config.embedding_size,
+            config.message_passing_rounds,
+            layout.parents,
+            config.activation,
+            rngs=rngs,
+        )
+    return Transformer(
+        inputs,
+        hidden,
+        config.embedding_size,
+        config.attention_heads,
+        config.attention_layers,
+        hop_mask(layout.hop_distance, config.attention_max_hops),
+        config.activation,
+        rngs=rngs,
+    )
+
+
+def swap_batch_and_modules(carry: Carry) -> Carry:
+    """The state keeps the batch axis first (the contract); the streams run module-major."""
+    return jax.tree.map(lambda c: c.swapaxes(0, 1), carry)
+
+
+class TokenNetwork(ModularActorCritic):
+    """Policy and value streams over tokens [modules, batch, token].
+
+    The policy head outputs `max_action_size` actions per token; a module uses the first
+    `n_actuators` of them. Parameter shapes depend only on the config and the padded
+    sizes, so the weights fit any body within `max_modules` / `max_obs_size` /
+    `max_action_size`. The state holds carries [batch, modules, recurrent_size].
+    """
+
+    def __init__(self, layout: BodyLayout, config: NetworkConfig, *, rngs: nnx.Rngs):
+        super().__init__(layout, config, rngs=rngs)
+        policy_inputs = token_size(layout, config.module_identity)
+        value_inputs = policy_inputs + (global_size(layout) if config.centralised_critic else 0)
+        policy_trunk = make_trunk(
+            layout, config, policy_inputs, config.policy_hidden_sizes, rngs=rngs
+        )
+        value_trunk = make_trunk(layout, config, value_inputs, config.value_hidden_sizes, rngs=rngs)
+        self.policy = Stream(
+            policy_trunk,
+            policy_trunk.out_features,
+            lambda n: GaussianHead(n, layout.max_action_size, config, rngs=rngs),
+            config,
+            rngs=rngs,
+        )
+        self.value = Stream(
+            value_trunk,
+            value_trunk.out_features,
+            lambda n: ValueHead(n, rngs=rngs),
+            config,
+            rngs=rngs,
+        )
+
+    def initialize_state(self, batch_size: int) -> NetState:
+        shape = (batch_size, len(self.layout.modules))
+        return {
+            "policy": self.policy.initial_carry(shape),
+            "value": self.value.initial_carry(shape),
+        }
+
+    def forward(
+        self, state: NetState, obs: dict[str, Float[Array, "batch _obs"]]
+    ) -> tuple[NetState, dict[str, GaussianParameters], dict[str, Float[Array, "batch"]]]:
+        layout = self.layout
+        padded = padded_observations(layout, obs)
+        tokens = pack_tokens(layout, padded, self.config.module_identity)
+        critic_tokens = (
+            with_global_features(layout, tokens, padded)
+            if self.config.centralised_critic
+            else tokens
+        )
+        policy_carry, (mean, std) = self.policy(swap_batch_and_modules(state["policy"]), tokens)
+        value_carry, value = self.value(swap_batch_and_modules(state["value"]), critic_tokens)
+        policies = {}
+        for m in layout.actuated:
+            i, n = layout.index(m), layout.action_size(m)
+            policies[m] = (mean[i, :, :n], std[i, :, :n])
+        values = {m: value[i] for i, m in enumerate(layout.modules)}
+        next_state = {
+            "policy": swap_batch_and_modules(policy_carry),
+            "value": swap_batch_and_modules(value_carry),
+        }
+        return next_state, policies, values

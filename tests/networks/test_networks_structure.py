@@ -1,0 +1,104 @@
+"""What each architecture lets flow where: shared weights, hops, masks, critic inputs."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from flax import nnx
+
+BATCH = 4
+
+
+def outputs(net, obs) -> dict[str, np.ndarray]:
+    """Deterministic actions ("act/<module>") and values ("value/<module>")."""
+    out = net(net.initialize_state(BATCH), obs, deterministic=True).output
+    flat = {f"act/{m}": np.asarray(a) for m, a in out.actions.items()}
+    flat.update({f"value/{m}": np.asarray(v) for m, v in out.value_estimates.items()})
+    return flat
+
+
+def changed_by(net, obs, module: str) -> set[str]:
+    """The outputs that move when `module`'s observations are perturbed."""
+    before = outputs(net, obs)
+    after = outputs(net, {**obs, module: obs[module] + 1.0})
+    return {k for k in before if not np.allclose(before[k], after[k], rtol=0, atol=1e-6)}
+
+
+def within(chain, module: str, hops: int) -> set[str]:
+    """Output keys of the chain's modules at most `hops` from `module`."""
+    i = chain.module_index(module)
+    near = {m for j, m in enumerate(chain.module_names) if chain.hop_distance[i, j] <= hops}
+    keys = {f"value/{m}" for m in near}
+    return keys | {f"act/{m}" for m in near if chain.modules[m].is_actuated}
+
+
+def perturb_param(net, part: str, path_filter: str):
+    """A clone of `net` with the first kernel entry under `part` matching the filter moved."""
+    net = nnx.clone(net)
+    for path, variable in nnx.to_flat_state(nnx.state(getattr(net, part), nnx.Param)):
+        if path_filter in "/".join(map(str, path)) and path[-1] == "kernel":
+            variable[...] = variable[...].at[(0,) * variable[...].ndim].add(1.0)
+            return net
+    raise AssertionError(f"no kernel under {part} matching {path_filter}")
+
+
+def test_shared_policy_moves_every_leg_when_one_weight_moves(
+    bodies, obs_sizes_of, random_obs, build
+):
+    ant = bodies["ant"]
+    legs = {f"act/{m}" for m in ant.actuated_modules}
+    obs = random_obs(obs_sizes_of(ant), BATCH)
+    shared = build("ant", arch="shared")
+    before = outputs(shared, obs)
+    after = outputs(perturb_param(shared, "policy", "trunk/layers/0"), obs)
+    assert {k for k in legs if not np.allclose(before[k], after[k], atol=1e-6)} == legs
+
+    separate = build("ant", arch="separate")
+    before = outputs(separate, obs)
+    after = outputs(perturb_param(separate, "policy", "front_left/trunk/layers/0"), obs)
+    assert {k for k in legs if not np.allclose(before[k], after[k], atol=1e-6)} == {
+        "act/front_left"
+    }
+
+
+def test_shared_policy_acts_alike_on_alike_legs_without_module_identity(
+    bodies, obs_sizes_of, build
+):
+    ant = bodies["ant"]
+    sizes = obs_sizes_of(ant)
+    leg_obs = jax.random.normal(jax.random.key(0), (BATCH, sizes["front_left"]))
+    obs = {m: leg_obs if m != "torso" else jax.numpy.ones((BATCH, n)) for m, n in sizes.items()}
+    actions = outputs(build("ant", arch="shared", module_identity="none"), obs)
+    for m in ant.actuated_modules:
+        np.testing.assert_array_equal(actions[f"act/{m}"], actions["act/front_left"])
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 3])
+def test_graph_messages_travel_one_hop_per_round(rounds, chain, obs_sizes_of, random_obs, build):
+    net = build("chain", arch="graph", message_passing_rounds=rounds)
+    obs = random_obs(obs_sizes_of(chain), BATCH)
+    # Top-down from the root and bottom-up from the far leaf (3 hops apart).
+    assert changed_by(net, obs, "m0") == within(chain, "m0", rounds)
+    assert changed_by(net, obs, "m3") == within(chain, "m3", rounds)
+
+
+@pytest.mark.parametrize(("layers", "max_hops"), [(1, 1), (2, 1), (1, 2), (1, None)])
+def test_attention_hop_mask_limits_what_each_layer_sees(
+    layers, max_hops, chain, obs_sizes_of, random_obs, build
+):
+    net = build("chain", arch="attention", attention_layers=layers, attention_max_hops=max_hops)
+    obs = random_obs(obs_sizes_of(chain), BATCH)
+    reach = 3 if max_hops is None else layers * max_hops
+    assert changed_by(net, obs, "m0") == within(chain, "m0", reach)
+
+
+@pytest.mark.parametrize("arch", ["separate", "shared"])
+def test_centralised_critic_sees_all_modules_while_policies_stay_local(
+    arch, chain, obs_sizes_of, random_obs, build
+):
+    obs = random_obs(obs_sizes_of(chain), BATCH)
+    local = changed_by(build("chain", arch=arch), obs, "m3")
+    assert local == {"act/m3", "value/m3"}
+    central = changed_by(build("chain", arch=arch, centralised_critic=True), obs, "m3")
+    assert central == {"act/m3"} | {f"value/{m}" for m in chain.module_names}
