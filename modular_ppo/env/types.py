@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-
 from flax import struct
 from jaxtyping import Array, Float, PRNGKeyArray
 
@@ -20,14 +19,18 @@ class State:
     reward: module name -> Float[] for every module; summed over modules it equals the
         single-agent task reward.
     done: Float[] 1.0 when this step ended the episode (termination or truncation).
-    metrics: per-step scalars (reward terms, forward_velocity, ...).
+    metrics: per-step scalars, at least "forward_velocity" (velocity along the task's
+        direction). ModularEnv adds "invalid_action" (1.0 when the action had a non-finite
+        entry, treated as 0) and "reward/<term>" (each term's value for the whole body).
     info: "truncation" Float[] (1.0 when the episode hit its time limit and did not
         terminate), "steps" Int[] steps in the current episode, "episode" running
         sums of the episode in progress, "last_episode" the values of the most recently
-        finished episode (team_return, return/<module>, length, forward_velocity), and
-        whatever the env needs for auto-reset. After a done step the returned state
-        is already the first state of the next episode (auto-reset), but `reward`, `done`,
-        `metrics` and `info["truncation"]` describe the step that finished.
+        finished episode (team_return, return/<module>, length, and forward_velocity as
+        its mean over the episode's steps), and whatever the env needs for auto-reset
+        (ModularEnv: "first_data", the data each done step returns to). After a done
+        step the returned state is already the first state of the next episode
+        (auto-reset), but `reward`, `done`, `metrics` and `info["truncation"]` describe
+        the step that finished.
     """
 
     data: Any

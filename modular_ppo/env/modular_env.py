@@ -1,0 +1,125 @@
+"""ModularEnv: a body as a team of agents on MJX, with module-keyed obs, actions, rewards."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, PRNGKeyArray
+from mujoco import mjx
+
+from modular_ppo.body import BodyGraph
+from modular_ppo.env.actions import ActionMap
+from modular_ppo.env.config import EnvConfig
+from modular_ppo.env.episode import accumulate, close, empty_episode
+from modular_ppo.env.observations import ObsBlock, Observer
+from modular_ppo.env.physics import Physics, Simulator
+from modular_ppo.env.tasks import Task, Transition
+from modular_ppo.env.types import State
+
+
+class ModularEnv:
+    """Implements `ModularEnvProtocol` on MJX. `reset` and `step` are single-env, pure
+    functions of their arguments: jit and vmap them.
+
+    body: the morphology and its partition into modules.
+    task: reward terms and termination (usually `make_task(body, config)`).
+    config: observation, episode-length and reset-noise settings; its task fields are
+        read by `make_task`, not here.
+    physics: the simulator; default MJX (`Physics`). Another `Simulator` (e.g. MuJoCo's
+        C simulator behind a callback) reuses the observations, tasks and episodes here.
+
+    Auto-reset (Brax AutoResetWrapper style): `reset` keeps its initial data in
+    `info["first_data"]`; a step that ends the episode returns that data again instead of
+    running a new reset, so a done costs a select, not a reset. Each env therefore
+    restarts from its own first state; envs differ from each other by their reset keys.
+    """
+
+    def __init__(
+        self,
+        body: BodyGraph,
+        task: Task,
+        config: EnvConfig = EnvConfig(),
+        physics: Simulator | None = None,
+    ):
+        self.body = body
+        self.task = task
+        self.config = config
+        self.episode_length = config.episode_length
+        self._actions = ActionMap(body)
+        self._observer = Observer(body, config)
+        if physics is None:
+            contact_forces = config.contact_forces or task.needs_contact_forces
+            physics = Physics(body, contact_forces=contact_forces)
+        self._physics = physics
+        self.dt = self._physics.dt
+        """Seconds per control step (timestep x frame_skip)."""
+        self.obs_sizes: dict[str, int] = self._observer.sizes
+        """Module -> observation size, for every module."""
+        self.action_sizes: dict[str, int] = self._actions.sizes
+        """Actuated module -> number of actions in [-1, 1]."""
+        self.obs_layout: dict[str, tuple[ObsBlock, ...]] = self._observer.layout
+        """Module -> the named blocks of its observation, in order."""
+        self._metric_names = (
+            "forward_velocity", "invalid_action", *(f"reward/{t.name}" for t in task.terms)
+        )
+
+    @property
+    def mjx_model(self) -> mjx.Model:
+        """The `mjx.Model` the env steps."""
+        return self._physics.model
+
+    def reset(self, key: PRNGKeyArray) -> State:
+        data = self._physics.initial_data(key, self.config.reset_noise_scale)
+        episode = empty_episode(self.body.module_names)
+        return State(
+            data=data,
+            obs=self._observer(data),
+            reward={name: jnp.zeros(()) for name in self.body.module_names},
+            done=jnp.zeros(()),
+            metrics={name: jnp.zeros(()) for name in self._metric_names},
+            info={
+                "truncation": jnp.zeros(()),
+                "steps": jnp.zeros((), jnp.int32),
+                "episode": episode,
+                "last_episode": episode,
+                "first_data": data,
+            },
+        )
+
+    def step(self, state: State, action: dict[str, Float[Array, "act"]]) -> State:
+        self._actions.check(action)
+        action, invalid = self._actions.sanitize(action)
+        data = self._physics.step(state.data, self._actions.to_ctrl(action))
+        transition = Transition(state.data, data, action, self.dt)
+        reward, terms = self.task.rewards(transition)
+        forward_velocity = self.task.progress(transition)
+
+        terminated = ~self.task.healthy(data)
+        steps = state.info["steps"] + 1
+        truncated = (steps >= self.episode_length) & ~terminated
+        done = (terminated | truncated).astype(jnp.float32)
+        episode, last_episode = close(
+            accumulate(state.info["episode"], reward, forward_velocity),
+            state.info["last_episode"],
+            done,
+        )
+        first = state.info["first_data"]
+        data = jax.tree.map(lambda a, b: jnp.where(done > 0, a, b), first, data)
+        return State(
+            data=data,
+            obs=self._observer(data),
+            reward=reward,
+            done=done,
+            metrics={
+                "forward_velocity": forward_velocity,
+                "invalid_action": invalid,
+                **{f"reward/{name}": value for name, value in terms.items()},
+            },
+            info={
+                "truncation": truncated.astype(jnp.float32),
+                "steps": jnp.where(done > 0, 0, steps),
+                "episode": episode,
+                "last_episode": last_episode,
+                "first_data": first,
+            },
+        )

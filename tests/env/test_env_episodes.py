@@ -1,0 +1,159 @@
+"""On every bundled body: reset noise, the team-reward invariant, truncation, termination,
+auto-reset and episode metrics. One compiled rollout per body (see conftest.py).
+
+Generated families (centipede-N, swimmer-N) run at the first size `bundled_names()` lists:
+all sizes come from one generator, and each size costs another ~20 s of CPU to compile.
+"""
+
+import re
+
+import jax
+import mujoco
+import numpy as np
+import pytest
+from env_rollouts import EPISODE_LENGTH, N_ENVS, N_STEPS
+
+from modular_ppo.body import bundled_names, load_body
+
+
+def _one_size_per_family(names: list[str]) -> list[str]:
+    families: dict[str, str] = {}
+    for name in names:
+        families.setdefault(re.sub(r"-\d+$", "", name), name)
+    return list(families.values())
+
+
+BODIES = _one_size_per_family(bundled_names())
+
+
+def _at(tree, env, t=None):
+    """Leaf values of one env (and step) of a host State or dict."""
+    return jax.tree.map(lambda x: x[env] if t is None else x[env, t], tree)
+
+
+def _single_agent_reward(body, before, after, actions):
+    """run_forward's reward for the whole body, from the two states (Brax ant formula)."""
+    dt = body.model.opt.timestep * body.frame_skip
+    root = body.root_body_id
+    forward = (after.xpos[root, 0] - before.xpos[root, 0]) / dt
+    ctrl = sum(float(np.sum(np.square(a))) for a in actions.values())
+    return forward + 1.0 - 0.5 * ctrl
+
+
+@pytest.mark.parametrize("name", BODIES)
+def test_reset_adds_brax_noise_to_the_rest_pose(name, body, runner):
+    graph, run = body(name), runner(name)
+    first = run(seed=1).first
+    noise = first.data.qpos - graph.init_qpos
+    assert np.all(np.abs(noise) <= 0.1 + 1e-6)
+    assert np.std(noise) > 0.02, "qpos noise should be U(-0.1, 0.1)"
+    assert 0.03 < np.std(first.data.qvel) < 0.3, "qvel noise should be 0.1 * N(0, 1)"
+    assert not np.allclose(first.data.qpos[0], first.data.qpos[1]), "envs differ by key"
+    assert np.all(first.info["steps"] == 0) and np.all(first.done == 0)
+    for module, size in run.env.obs_sizes.items():
+        assert first.obs[module].shape == (N_ENVS, size)
+        assert np.all(np.isfinite(first.obs[module]))
+
+
+@pytest.mark.parametrize("name", BODIES)
+def test_module_rewards_sum_to_the_single_agent_reward(name, body, runner):
+    graph, rollout = body(name), runner(name)(seed=2)
+    checked = 0
+    for env in range(N_ENVS):
+        before = _at(rollout.first.data, env)
+        for t in range(N_STEPS):
+            state = _at(rollout.states, env, t)
+            actions = {m: a[env, t] for m, a in rollout.actions.items()}
+            if not state.done:  # after a done, data is already the next episode's start
+                expected = _single_agent_reward(graph, before, state.data, actions)
+                total = sum(float(r) for r in state.reward.values())
+                np.testing.assert_allclose(total, expected, rtol=1e-4, atol=1e-4)
+                checked += 1
+            before = state.data
+    assert checked >= N_ENVS * (N_STEPS - 2)
+
+
+@pytest.mark.parametrize("name", BODIES)
+def test_truncation_auto_reset_and_episode_metrics(name, runner):
+    run = runner(name)
+    rollout = run(seed=3)
+    modules = run.env.body.module_names
+    for env in range(N_ENVS):
+        first = _at(rollout.first, env)
+        rewards, velocities = [], []
+        for t in range(N_STEPS):
+            state = _at(rollout.states, env, t)
+            rewards.append(state.reward)
+            velocities.append(float(state.metrics["forward_velocity"]))
+            if not state.done:
+                assert state.info["steps"] == len(rewards)
+                assert state.info["truncation"] == 0
+                continue
+            terminated = state.info["truncation"] == 0
+            assert len(rewards) == EPISODE_LENGTH or (terminated and len(rewards) < EPISODE_LENGTH)
+            if len(rewards) == EPISODE_LENGTH and not terminated:
+                assert state.info["truncation"] == 1
+            # Auto-reset: the returned state is the env's first state again.
+            np.testing.assert_array_equal(state.data.qpos, first.data.qpos)
+            np.testing.assert_array_equal(state.data.qvel, first.data.qvel)
+            for module in modules:
+                np.testing.assert_array_equal(state.obs[module], first.obs[module])
+            assert state.info["steps"] == 0
+            last = state.info["last_episode"]
+            assert last["length"] == len(rewards)
+            np.testing.assert_allclose(
+                last["team_return"], sum(sum(r.values()) for r in rewards), rtol=1e-5, atol=1e-4
+            )
+            for module in modules:
+                np.testing.assert_allclose(
+                    last[f"return/{module}"], sum(r[module] for r in rewards), rtol=1e-5, atol=1e-4
+                )
+            np.testing.assert_allclose(last["forward_velocity"], np.mean(velocities), rtol=1e-5,
+                                       atol=1e-5)
+            assert all(v == 0 for v in state.info["episode"].values())
+            rewards, velocities = [], []
+        assert np.any(_at(rollout.states, env).done), "an episode should have ended"
+
+
+def _tilt_or_lift(graph) -> np.ndarray | None:
+    """A qpos offset that leaves the body's healthy range, or None if it cannot fall."""
+    model = graph.model
+    root = graph.root_body_id
+    offset = np.zeros(model.nq)
+    root_joints = np.flatnonzero(model.jnt_bodyid == root)
+    hinges = [j for j in root_joints if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+    angle = graph.numerics.get("modular_ppo:healthy_angle")
+    if angle is not None and len(hinges) == 1:
+        offset[model.jnt_qposadr[hinges[0]]] = angle[1] - angle[0] + 1.0
+        return offset
+    if graph.healthy_z is None or not np.isfinite(graph.healthy_z[1]):
+        return None
+    for j in root_joints:
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            offset[model.jnt_qposadr[j] + 2] = graph.healthy_z[1] + 1.0
+            return offset
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE and model.jnt_axis[j][2] == 1:
+            offset[model.jnt_qposadr[j]] = graph.healthy_z[1] + 1.0
+            return offset
+    return None
+
+
+FALLING_BODIES = [n for n in BODIES if _tilt_or_lift(load_body(n)) is not None]
+
+
+def test_falling_bodies_are_found():
+    assert "ant-modular" in FALLING_BODIES
+
+
+@pytest.mark.parametrize("name", FALLING_BODIES)
+def test_leaving_the_healthy_range_terminates_without_truncation(name, body, runner):
+    """Start from a lifted / tilted pose: the first step terminates and auto-resets."""
+    run = runner(name)
+    rollout = run(seed=4, qpos_offset=_tilt_or_lift(body(name)))
+    states = rollout.states
+    np.testing.assert_array_equal(states.done[:, 0], 1.0)
+    np.testing.assert_array_equal(states.info["truncation"][:, 0], 0.0)
+    np.testing.assert_array_equal(states.info["last_episode"]["length"][:, 0], 1.0)
+    np.testing.assert_array_equal(states.info["steps"][:, 0], 0)
+    np.testing.assert_array_equal(states.data.qpos[:, 0], rollout.first.data.qpos)
+    assert np.all(states.done[:, 1] == 0), "the restarted episode continues"

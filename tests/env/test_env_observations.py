@@ -1,0 +1,170 @@
+"""Observations: own features match MuJoCo's C simulator; k-hop blocks are the neighbours'."""
+
+import dataclasses
+
+import mujoco
+import numpy as np
+import pytest
+
+from modular_ppo.body import BodyGraph
+from modular_ppo.env import EnvConfig, EnvError, describe_observations
+from modular_ppo.env.observations import Observer
+
+CHAIN_MJCF = """
+<mujoco model="chain">
+  <custom><text name="modular_ppo:partition" data="a=seg0; b=seg1; c=seg2; d=seg3"/></custom>
+  <worldbody>
+    <body name="seg0" pos="0 0 1">
+      <freejoint name="root"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.05"/>
+      <body name="seg1" pos="0.3 0 0">
+        <joint name="j1" type="hinge" axis="0 0 1"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.05"/>
+        <body name="seg2" pos="0.3 0 0">
+          <joint name="j2" type="hinge" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.05"/>
+          <body name="seg3" pos="0.3 0 0">
+            <joint name="j3" type="hinge" axis="0 0 1"/>
+            <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.05"/>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="j1"/><motor joint="j2"/><motor joint="j3"/>
+  </actuator>
+</mujoco>
+"""
+
+# Written out by hand from the morphologies: module -> neighbours at <= k hops, module order.
+LEGS = ["front_left", "front_right", "back_left", "back_right"]
+EXPECTED_NEIGHBOURS = {
+    "chain": {
+        1: {"a": ["b"], "b": ["a", "c"], "c": ["b", "d"], "d": ["c"]},
+        2: {"a": ["b", "c"], "b": ["a", "c", "d"], "c": ["a", "b", "d"], "d": ["b", "c"]},
+    },
+    "ant-modular": {
+        1: {"torso": LEGS, **{leg: ["torso"] for leg in LEGS}},
+        2: {"torso": LEGS, **{leg: ["torso"] + [o for o in LEGS if o != leg] for leg in LEGS}},
+    },
+}
+
+
+def _load(name: str, body) -> BodyGraph:
+    return BodyGraph.from_mjcf(CHAIN_MJCF) if name == "chain" else body(name)
+
+
+def _blocks(observer: Observer, obs: dict, module: str) -> dict[str, np.ndarray]:
+    """Block name -> values, for the blocks of `module`'s observation."""
+    out, start = {}, 0
+    for block in observer.layout[module]:
+        out[block.name] = np.asarray(obs[module][start : start + block.size])
+        start += block.size
+    assert start == obs[module].shape[0] == observer.sizes[module]
+    return out
+
+
+@pytest.mark.parametrize("name", ["chain", "ant-modular"])
+def test_k_hop_observations_hold_exactly_the_neighbours_own_features(
+    name, body, mujoco_state, to_mjx
+):
+    graph = _load(name, body)
+    data = to_mjx(graph, mujoco_state(graph, seed=3))
+    own_only = Observer(graph, EnvConfig(neighbour_hops=0))
+    obs0 = own_only(data)
+    n_global = sum(b.size for b in own_only.layout[graph.root_module] if b.hops is None)
+    assert n_global == 13
+    own = {m: np.asarray(o[:-n_global]) for m, o in obs0.items()}
+    global_features = np.asarray(obs0[graph.root_module][-n_global:])
+
+    for k in (1, 2):
+        observer = Observer(graph, EnvConfig(neighbour_hops=k))
+        obs = observer(data)
+        for module in graph.module_names:
+            neighbours = EXPECTED_NEIGHBOURS[name][k][module]
+            expected = np.concatenate(
+                [own[module], *(own[n] for n in neighbours), global_features]
+            )
+            np.testing.assert_array_equal(np.asarray(obs[module]), expected)
+            sources = [b.source for b in observer.layout[module] if b.hops]
+            assert list(dict.fromkeys(sources)) == [n for n in neighbours if own[n].size]
+
+
+def test_own_features_match_mujoco(body, to_mjx):
+    ant = body("ant-modular")
+    model = ant.model
+    data = mujoco.MjData(model)
+    data.qpos[:] = ant.numerics["init_qpos"]
+    data.qpos[2] = 0.3  # low enough that the feet press into the floor
+    data.qpos[3:7] = [0.9, 0.1, -0.2, 0.3]
+    data.qvel[:] = np.random.default_rng(0).normal(0, 1, model.nv)
+    data.ctrl[:] = np.linspace(-0.9, 0.9, model.nu)
+    mujoco.mj_forward(model, data)
+    mujoco.mj_rnePostConstraint(model, data)
+    assert np.abs(data.cfrc_ext).sum() > 0, "the reference state should have contacts"
+
+    config = EnvConfig(neighbour_hops=0, contact_forces=True, previous_action=True)
+    observer = Observer(ant, config)
+    obs = observer(to_mjx(ant, data))
+
+    torso = data.body("torso")
+    rot = torso.xmat.reshape(3, 3)
+
+    def world_velocity(name):
+        res = np.zeros(6)
+        mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_XBODY, data.body(name).id, res, 0)
+        return res[3:], res[:3]  # linear, angular at the body's frame origin
+
+    blocks = _blocks(observer, obs, "front_left")
+    joints = [data.joint("hip_1"), data.joint("ankle_1")]
+    np.testing.assert_allclose(blocks["front_left/joint_pos"], [j.qpos[0] for j in joints],
+                               atol=1e-6)
+    np.testing.assert_allclose(blocks["front_left/joint_vel"], [j.qvel[0] for j in joints],
+                               atol=1e-6)
+    layout = {b.name: b for b in observer.layout["front_left"]}
+    moving = layout["front_left/body_pos"].elements
+    assert moving == ("aux_1", "foot_1")  # the welded front_left_leg body adds nothing
+    pos = [rot.T @ (data.body(b).xpos - torso.xpos) for b in moving]
+    np.testing.assert_allclose(blocks["front_left/body_pos"], np.ravel(pos), atol=1e-5)
+    rel_rot = [(rot.T @ data.body(b).xmat.reshape(3, 3))[:, :2].ravel() for b in moving]
+    np.testing.assert_allclose(blocks["front_left/body_rot6d"], np.ravel(rel_rot), atol=1e-5)
+    vel = [np.concatenate([rot.T @ v for v in world_velocity(b)]) for b in moving]
+    np.testing.assert_allclose(blocks["front_left/body_vel"], np.ravel(vel), atol=1e-4)
+    contact_bodies = layout["front_left/contact_force"].elements
+    assert contact_bodies == ("front_left_leg", "aux_1", "foot_1")
+    contact = [np.clip(data.body(b).cfrc_ext, -1, 1) for b in contact_bodies]
+    np.testing.assert_allclose(blocks["front_left/contact_force"], np.ravel(contact), atol=1e-4)
+    leg_actuators = [
+        a for joint in ("hip_1", "ankle_1") for a in range(model.nu)
+        if model.actuator_trnid[a, 0] == model.joint(joint).id
+    ]
+    np.testing.assert_allclose(blocks["front_left/prev_action"], data.ctrl[leg_actuators],
+                               atol=1e-6)
+
+    linvel, angvel = world_velocity("torso")
+    np.testing.assert_allclose(blocks["global/root_height"], [torso.xpos[2]], atol=1e-6)
+    np.testing.assert_allclose(blocks["global/root_rot6d"], rot[:, :2].ravel(), atol=1e-6)
+    np.testing.assert_allclose(blocks["global/root_linvel"], linvel, atol=1e-4)
+    np.testing.assert_allclose(blocks["global/root_angvel"], angvel, atol=1e-4)
+
+    torso_blocks = _blocks(observer, obs, "torso")
+    assert list(torso_blocks) == ["torso/contact_force", *(n for n in blocks if "global" in n)]
+
+
+def test_layout_description_and_sizes(body):
+    ant = body("ant-modular")
+    config = EnvConfig(neighbour_hops=1)
+    text = describe_observations(ant, config)
+    observer = Observer(ant, config)
+    for module, size in observer.sizes.items():
+        assert f"{module}: {size} values" in text
+    assert "front_left/joint_pos" in text and "[hip_1, ankle_1]" in text
+
+
+def test_a_module_that_would_observe_nothing_is_refused(body):
+    config = EnvConfig(neighbour_hops=0, global_features=False)
+    with pytest.raises(EnvError, match="torso.*global_features=True or neighbour_hops >= 1"):
+        Observer(body("ant-modular"), config)
+    fixed = Observer(body("ant-modular"), dataclasses.replace(config, neighbour_hops=1))
+    assert fixed.sizes["torso"] > 0
