@@ -26,6 +26,27 @@ Training
   -> TrainResult(graphdef, state, metrics)`: the host loop; `on_iteration(state, metrics)`
   after every jitted call, returning True stops.
 
+Data parallel (`PPOConfig(data_parallel=True)`; off by default)
+- The environments are split evenly over a mesh of every device with one axis, "data"
+  (`jax.sharding`): env states, recurrent states and rollouts along their environment
+  axis; network state, optimiser state, PRNG key and counters copied to every device.
+  The training step is the single-device program with sharding annotations, so the
+  compiler averages the gradients across devices and each minibatch (drawn over all
+  environments, as on one device) is split over the devices: the update equals one
+  device's with the same n_envs, up to float rounding. The price of that equality: every
+  epoch's reshuffle moves environments' rollout data between devices. n_envs must be a
+  multiple of devices x n_minibatches (PPOConfigError otherwise, when the state is built
+  or placed). `make_evaluator` takes such a network state as it is and runs its episodes
+  whole on every device (not split).
+- `state_shardings(state, config)`: where each leaf lives (restore a checkpoint straight
+  into it); `place_state(state, config)`: move a state there. `new_training_state` and
+  `train` place their states themselves.
+- Several processes (hosts): `initialize_distributed(coordinator_address, num_processes,
+  process_id)` in each process before any other JAX call (CPU devices talk through gloo),
+  then the same program, configs and seed in every process (`on_iteration` must decide
+  alike in each). Parameters and metrics are whole in each process; env and recurrent
+  states only in part (this process's devices).
+
 Metrics (flat dict, '/'-separated; per module key where shown)
 - `losses/actor/<module>`, `losses/critic/<module>`, `losses/clipping_fraction/<module>`,
   `critic/explained_variance/<module>`, `advantages/mean/<module>`,
@@ -59,17 +80,25 @@ Building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage
 
 from modular_ppo.ppo.batch import Minibatch, make_batch, policy_advantages, split_environments
 from modular_ppo.ppo.config import EvalConfig, PPOConfig
-from modular_ppo.ppo.errors import NetworkEnvMismatch, PPOConfigError
+from modular_ppo.ppo.distributed import initialize_distributed
+from modular_ppo.ppo.errors import DistributedSetupError, NetworkEnvMismatch, PPOConfigError
 from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, metrics_to_host
 from modular_ppo.ppo.rollout import Replay, Rollout, collect_rollout, replay
-from modular_ppo.ppo.state import TrainingState, make_optimizer, new_training_state
+from modular_ppo.ppo.state import (
+    TrainingState,
+    make_optimizer,
+    new_training_state,
+    place_state,
+    state_shardings,
+)
 from modular_ppo.ppo.step import train_step
 from modular_ppo.ppo.train import OnIteration, TrainResult, train
 
 __all__ = [
+    "DistributedSetupError",
     "EvalConfig",
     "Evaluator",
     "HostMetrics",
@@ -88,16 +117,19 @@ __all__ = [
     "collect_rollout",
     "evaluate",
     "gae",
+    "initialize_distributed",
     "make_batch",
     "make_evaluator",
     "make_optimizer",
     "metrics_to_host",
     "new_training_state",
     "per_key_gae",
+    "place_state",
     "policy_advantages",
     "ppo_loss",
     "replay",
     "split_environments",
+    "state_shardings",
     "team_advantage",
     "train",
     "train_step",

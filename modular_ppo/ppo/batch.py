@@ -8,12 +8,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from flax import struct
+from jax.sharding import Mesh
 from jaxtyping import Array, Float, Int
 
 from modular_ppo.networks.contract import NetState
 from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.gae import per_key_gae, team_advantage
 from modular_ppo.ppo.rollout import Rollout
+from modular_ppo.ppo.sharding import along_envs
 
 
 @struct.dataclass
@@ -90,4 +92,12 @@ def split_environments(
             for field in ("obs", "extras", "done", "old_loglikelihoods", "advantages",
                           "value_targets")
         },
+    )
+
+
+def minibatch_shardings(minibatches: Minibatch, mesh: Mesh) -> Minibatch:
+    """For minibatches stacked by `split_environments`: each minibatch's environments split
+    over the mesh, so every device trains on its share of every minibatch."""
+    return along_envs(minibatches, 2, mesh).replace(
+        recurrent=along_envs(minibatches.recurrent, 1, mesh)
     )

@@ -17,7 +17,8 @@ class PPOConfig:
     """Proximal policy optimisation with one value head and one policy head per module."""
 
     n_envs: int = 64
-    """Environments stepped in parallel; a multiple of n_minibatches."""
+    """Environments stepped in parallel; a multiple of n_minibatches (of devices x
+    n_minibatches with data_parallel)."""
     rollout_length: int = 32
     """Environment steps per environment collected before each update."""
     n_epochs: int = 4
@@ -48,6 +49,11 @@ class PPOConfig:
     """Environment steps (over all environments) after which `train` stops."""
     iterations_per_call: int = 1
     """PPO iterations run inside one jitted call, between two host synchronisations."""
+    data_parallel: bool = False
+    """Split the environments evenly over every device (of every process, after
+    `initialize_distributed`), parameters and optimiser state copied to each, gradients
+    averaged across them: the same update as one device with the same n_envs. n_envs must
+    then be a multiple of devices x n_minibatches (checked when the run starts)."""
 
     def __post_init__(self) -> None:
         name = type(self).__name__

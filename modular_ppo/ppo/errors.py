@@ -9,3 +9,7 @@ class PPOConfigError(ModularPPOError):
 
 class NetworkEnvMismatch(ModularPPOError):
     """The network's outputs do not fit the environment's modules or action sizes."""
+
+
+class DistributedSetupError(ModularPPOError):
+    """The arguments to join a run of several processes are inconsistent."""

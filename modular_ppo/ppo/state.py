@@ -6,12 +6,20 @@ import jax
 import jax.numpy as jnp
 import optax
 from flax import nnx, struct
+from jax.sharding import SingleDeviceSharding
 from jaxtyping import Array, Int, PRNGKeyArray
 
 from modular_ppo.env.types import ModularEnvProtocol, State
 from modular_ppo.networks.contract import ModularNetwork, NetState
 from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.errors import NetworkEnvMismatch
+from modular_ppo.ppo.sharding import (
+    along_envs,
+    check_data_parallel,
+    data_mesh,
+    place,
+    replicated,
+)
 
 
 @struct.dataclass
@@ -104,7 +112,31 @@ def new_training_state(
     # uncommitted; steps and checkpoint restores return them strongly typed and committed
     # to a device. Fixing both now lets a fresh state, the states that follow and a
     # restored one all use the same compiled step.
-    return graphdef, jax.device_put(jax.tree.map(_strongly_typed, state), jax.devices()[0])
+    return graphdef, place_state(jax.tree.map(_strongly_typed, state), config)
+
+
+def state_shardings(state: TrainingState, config: PPOConfig) -> TrainingState:
+    """Where each leaf of a training state lives (a TrainingState of `Sharding`s): all on
+    this process's first device; with `config.data_parallel`, env and recurrent states
+    split along their environment axis over `data_mesh()`, the rest on every device.
+    Raises PPOConfigError when n_envs does not split evenly (`check_data_parallel`).
+    Restore a checkpoint straight into place with these (orbax: ShapeDtypeStruct(...,
+    sharding=...))."""
+    if not config.data_parallel:
+        device = SingleDeviceSharding(jax.local_devices()[0])
+        return jax.tree.map(lambda _: device, state)
+    mesh = data_mesh()
+    check_data_parallel(config, mesh.size)
+    return replicated(state, mesh).replace(
+        env_state=along_envs(state.env_state, 0, mesh),
+        recurrent=along_envs(state.recurrent, 0, mesh),
+    )
+
+
+def place_state(state: TrainingState, config: PPOConfig) -> TrainingState:
+    """The state moved to `state_shardings(state, config)` (a no-op where it is already).
+    Across processes every process must pass the same state, as the same seed gives."""
+    return place(state, state_shardings(state, config))
 
 
 def _strongly_typed(leaf):

@@ -12,7 +12,12 @@ from jaxtyping import Array, Bool, Float
 
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.ppo.config import PPOConfig
-from modular_ppo.ppo.batch import Minibatch, make_batch, split_environments
+from modular_ppo.ppo.batch import (
+    Minibatch,
+    make_batch,
+    minibatch_shardings,
+    split_environments,
+)
 from modular_ppo.ppo.loss import LossTerms, ppo_loss
 from modular_ppo.ppo.metrics import (
     Metrics,
@@ -23,7 +28,8 @@ from modular_ppo.ppo.metrics import (
     per_key,
 )
 from modular_ppo.ppo.rollout import Rollout, collect_rollout
-from modular_ppo.ppo.state import TrainingState, make_optimizer
+from modular_ppo.ppo.sharding import data_mesh
+from modular_ppo.ppo.state import TrainingState, make_optimizer, state_shardings
 
 
 def check_static_arguments(env: ModularEnvProtocol, graphdef: nnx.GraphDef) -> None:
@@ -92,6 +98,10 @@ def ppo_iteration(
     def update_epoch(carry, epoch_key):
         order = jax.random.permutation(epoch_key, config.n_envs)
         minibatches = split_environments(batch, order, config.n_minibatches)
+        if config.data_parallel:
+            minibatches = jax.lax.with_sharding_constraint(
+                minibatches, minibatch_shardings(minibatches, data_mesh())
+            )
         return jax.lax.scan(update_minibatch, carry, minibatches)
 
     (params, opt_state), (terms, grad_norms, grads_nonfinite) = jax.lax.scan(
@@ -113,6 +123,8 @@ def ppo_iteration(
         steps=state.steps + config.steps_per_iteration,
         iteration=state.iteration + 1,
     )
+    if config.data_parallel:
+        state = jax.lax.with_sharding_constraint(state, state_shardings(state, config))
     return state, (averaged, rollout.episode_sums, module_flags, flags)
 
 

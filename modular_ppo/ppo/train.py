@@ -12,7 +12,7 @@ from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks.contract import ModularNetwork
 from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.metrics import HostMetrics, metrics_to_host
-from modular_ppo.ppo.state import TrainingState, new_training_state
+from modular_ppo.ppo.state import TrainingState, new_training_state, place_state
 from modular_ppo.ppo.step import check_static_arguments, train_step
 
 OnIteration = Callable[[TrainingState, HostMetrics], bool]
@@ -38,12 +38,16 @@ def train(
     """Train until `config.total_steps` environment steps or until `on_iteration` says stop.
 
     network: a network to train from scratch (or to resume, with `initial_state`), or the
-    `nnx.GraphDef` of a run being resumed, with `initial_state`.
+    `nnx.GraphDef` of a run being resumed, with `initial_state`, which is moved to where
+    `config` puts the state (`place_state`: one device, or split over devices with
+    `config.data_parallel`).
     Each call of the jitted `train_step` runs `config.iterations_per_call` PPO iterations.
     Its metrics (see `metrics_to_host`) also carry "time/call_s" and
     "throughput/env_steps_per_s"; the first call's carry "time/compile_s", the time spent
     compiling (near 0 when this process already compiled the same env, network structure
-    and config), kept out of the throughput.
+    and config), kept out of the throughput. In a run of several processes
+    (`initialize_distributed`) every process calls `train` alike, and `on_iteration` must
+    decide the same in each (the metrics are the same in each).
     """
     if isinstance(network, nnx.GraphDef):
         if initial_state is None:
@@ -58,6 +62,7 @@ def train(
         graphdef, state = new_training_state(env, network, config, seed)
 
     check_static_arguments(env, graphdef)
+    state = place_state(state, config)
     started = time.perf_counter()
     step = train_step.lower(env, graphdef, config, state).compile()
     timing = {"time/compile_s": time.perf_counter() - started}

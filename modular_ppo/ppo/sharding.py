@@ -1,0 +1,64 @@
+"""Data parallelism: a one-axis mesh over every device, environments split along it,
+everything else replicated; placing arrays there, also across several processes."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding
+from jaxtyping import PyTree
+
+from modular_ppo.ppo.config import PPOConfig
+from modular_ppo.ppo.errors import PPOConfigError
+
+DATA_AXIS = "data"
+"""The mesh axis that environments are split along."""
+
+
+def data_mesh() -> Mesh:
+    """A mesh with one axis, "data", over every device of every process."""
+    return Mesh(np.asarray(jax.devices()), (DATA_AXIS,))
+
+
+def check_data_parallel(config: PPOConfig, n_devices: int) -> None:
+    """Raise PPOConfigError unless every device gets the same number of environments of
+    every minibatch."""
+    per_step = n_devices * config.n_minibatches
+    if config.data_parallel and config.n_envs % per_step:
+        raise PPOConfigError(
+            f"PPOConfig.n_envs = {config.n_envs}: with data_parallel over {n_devices} devices "
+            f"and n_minibatches = {config.n_minibatches}, n_envs must be divisible by "
+            f"devices x n_minibatches = {per_step}, because every minibatch is split evenly "
+            f"over the devices. Choose n_envs a multiple of {per_step}, or fewer minibatches."
+        )
+
+
+def along_envs(tree: PyTree, env_axis: int, mesh: Mesh) -> PyTree[NamedSharding]:
+    """Shardings that split axis `env_axis` of every leaf over the mesh's data axis."""
+    sharding = NamedSharding(mesh, PartitionSpec(*(None,) * env_axis, DATA_AXIS))
+    return jax.tree.map(lambda _: sharding, tree)
+
+
+def replicated(tree: PyTree, mesh: Mesh) -> PyTree[NamedSharding]:
+    """Shardings that copy every leaf whole to every device of the mesh."""
+    sharding = NamedSharding(mesh, PartitionSpec())
+    return jax.tree.map(lambda _: sharding, tree)
+
+
+def place(tree: PyTree, shardings: PyTree[Sharding]) -> PyTree:
+    """`jax.device_put(tree, shardings)` that also works across processes: a sharding
+    spanning other processes' devices is filled from this process's copy of the value,
+    which must be the same in every process (same program, same seed)."""
+    return jax.tree.map(_place_leaf, tree, shardings)
+
+
+def _place_leaf(leaf: jax.Array, sharding: Sharding) -> jax.Array:
+    if sharding.is_fully_addressable or (
+        isinstance(leaf, jax.Array) and not leaf.is_fully_addressable
+    ):
+        return jax.device_put(leaf, sharding)
+    # Devices of other processes take only host values, and no key arrays: move raw bits.
+    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        data = jax.device_put(np.asarray(jax.random.key_data(leaf)), sharding)
+        return jax.random.wrap_key_data(data, impl=jax.random.key_impl(leaf))
+    return jax.device_put(np.asarray(leaf), sharding)
