@@ -10,25 +10,25 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes.util
 import dataclasses
 import io
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
-os.environ.setdefault("MUJOCO_GL", "osmesa" if ctypes.util.find_library("OSMesa") else "egl")
+import modular_ppo  # noqa: F401  (chooses the headless GL backend before mujoco loads)
+
 with contextlib.redirect_stdout(io.StringIO()):  # mjx prints a notice about optional warp
     import mujoco.mjx  # noqa: F401
 
 import tyro  # noqa: E402
 from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
 
 from modular_ppo import commands  # noqa: E402
 from modular_ppo.errors import ModularPPOError  # noqa: E402
 from modular_ppo.runs.config import TrainRunConfig  # noqa: E402
-from modular_ppo.runs.train_run import run_training  # noqa: E402
+from modular_ppo.runs.train_run import TrainingInterrupted, run_training  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,35 +86,51 @@ Bodies = Annotated[
 
 
 def main(argv: list[str] | None = None) -> int:
-    command = tyro.extras.subcommand_cli_from_dict(
-        {
-            "train": TrainRunConfig,
-            "eval": Eval,
-            "render": Render,
-            "analyse": Analyse,
-            "bodies": Bodies,
-        },
-        args=argv,
-        description=__doc__,
-    )
+    """Run one subcommand; return the process exit code: 0 done, 2 bad input (the message
+    says what and how to fix it), 128 + signal number when a signal stopped training."""
+    try:
+        command = tyro.extras.subcommand_cli_from_dict(
+            {
+                "train": TrainRunConfig,
+                "eval": Eval,
+                "render": Render,
+                "analyse": Analyse,
+                "bodies": Bodies,
+            },
+            args=argv,
+            description=__doc__,
+        )
+    except SystemExit as exit_:  # tyro has printed the usage error, or the help
+        return exit_.code if isinstance(exit_.code, int) else 2
     console = Console()
     try:
-        if isinstance(command, TrainRunConfig):
-            run_training(command, console)
-        elif isinstance(command, Eval):
-            commands.evaluate_run(command.run, command.episodes, console)
-        elif isinstance(command, Render):
-            commands.render_run(command.run, command.out, command.steps, console)
-        elif isinstance(command, Analyse):
-            commands.analyse_runs(list(command.runs), command.png, console)
-        elif isinstance(command, BodiesList):
-            commands.list_bodies(console)
-        elif isinstance(command, BodiesShow):
-            commands.show_body(command.body, command.partition, command.png, console)
+        _run(command, console)
     except ModularPPOError as error:
-        console.print(f"[bold red]error:[/] {error}", highlight=False)
+        console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
         return 2
+    except TrainingInterrupted as interrupted:
+        console.print(f"[bold yellow]{escape(interrupted.message)}[/]", highlight=False)
+        return interrupted.exit_code
+    except KeyboardInterrupt:
+        console.print("[bold yellow]interrupted[/] (Ctrl-C); what was saved before is kept.",
+                      highlight=False)
+        return 130
     return 0
+
+
+def _run(command: object, console: Console) -> None:
+    if isinstance(command, TrainRunConfig):
+        run_training(command, console)
+    elif isinstance(command, Eval):
+        commands.evaluate_run(command.run, command.episodes, console)
+    elif isinstance(command, Render):
+        commands.render_run(command.run, command.out, command.steps, console)
+    elif isinstance(command, Analyse):
+        commands.analyse_runs(list(command.runs), command.png, console)
+    elif isinstance(command, BodiesList):
+        commands.list_bodies(console)
+    elif isinstance(command, BodiesShow):
+        commands.show_body(command.body, command.partition, command.png, console)
 
 
 if __name__ == "__main__":

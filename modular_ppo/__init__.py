@@ -4,4 +4,11 @@ The package is a pipeline; each stage imports only earlier ones:
 body -> env -> networks -> ppo -> runs -> analysis.
 """
 
+import ctypes.util
+import os
+
+# Rendering is headless. MuJoCo reads MUJOCO_GL when it is first imported, so the choice is
+# made here (a user's own MUJOCO_GL wins): OSMesa where installed, else EGL.
+os.environ.setdefault("MUJOCO_GL", "osmesa" if ctypes.util.find_library("OSMesa") else "egl")
+
 __version__ = "0.1.0"

@@ -16,7 +16,7 @@ from modular_ppo.env import EnvConfig, describe_observations, observation_layout
 from modular_ppo.networks import NetworkConfig, count_parameters, make_network
 from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.metrics_log import to_floats
-from modular_ppo.runs.train_run import restore_run
+from modular_ppo.runs.build import restore_run
 
 
 def _table(title: str, rows: list[dict[str, object]]) -> Table:

@@ -4,7 +4,7 @@ A checkpoint holds every leaf of the training-state pytree (parameters, optimise
 normaliser statistics, RNG keys, env states, step counters) plus a JSON identity (body,
 architecture, leaf structure). Orbax writes each step into a temporary folder and renames it
 when complete, so a kill during a write leaves the previous checkpoint loadable. Restoring
-walks back from the newest step when one cannot be read.
+walks back from the newest step when one cannot be read, and moves the unreadable ones aside.
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ class Checkpointer:
     def restore_latest(self, template: Any) -> tuple[int, Any]:
         """Restore the newest readable checkpoint into the structure of `template`.
 
-        Falls back to older checkpoints, with a warning, when the newest is unreadable.
+        Falls back to older checkpoints, with a warning, when the newest is unreadable; the
+        unreadable ones are moved aside (to `unreadable-checkpoints/` beside this folder)
+        so that training on from the older one can save those steps again.
         """
         steps = self.steps()
         if not steps:
@@ -105,50 +107,64 @@ class Checkpointer:
                 "(it stopped before its first checkpoint); start a new run instead."
             )
         expected = structure_id(template)
+        unreadable = []
         for step in reversed(steps):
             try:
                 identity = self._manager.restore(
                     step, args=ocp.args.Composite(identity=ocp.args.JsonRestore())
                 )["identity"]
+                self._check_identity(identity, expected, step)
+                saved = self._manager.restore(
+                    step,
+                    args=ocp.args.Composite(state=ocp.args.StandardRestore(_to_saved(template))),
+                )["state"]
+            except CheckpointError:
+                raise
             except Exception as e:  # noqa: BLE001 - any unreadable checkpoint falls back
                 warnings.warn(
                     f"{self.directory / str(step)}: checkpoint unreadable ({type(e).__name__}: "
                     f"{e}); falling back to an earlier one.",
                     stacklevel=2,
                 )
+                unreadable.append(step)
                 continue
-            self._check_identity(identity, expected, step)
-            try:
-                saved = self._manager.restore(
-                    step,
-                    args=ocp.args.Composite(state=ocp.args.StandardRestore(_to_saved(template))),
-                )["state"]
-            except Exception as e:  # noqa: BLE001
-                warnings.warn(
-                    f"{self.directory / str(step)}: checkpoint unreadable ({type(e).__name__}: "
-                    f"{e}); falling back to an earlier one.",
-                    stacklevel=2,
-                )
-                continue
+            self._set_aside(unreadable)
             return step, _from_saved(template, saved)
         raise CheckpointError(
             f"{self.directory}: none of the checkpoints {steps} could be read. "
             "They are damaged; start a new run."
         )
 
+    def _set_aside(self, steps: list[int]) -> None:
+        if not steps:
+            return
+        aside = self.directory.parent / "unreadable-checkpoints"
+        aside.mkdir(exist_ok=True)
+        for step in steps:
+            target = aside / str(step)
+            while target.exists():
+                target = target.with_name(target.name + "+")
+            (self.directory / str(step)).rename(target)
+        self._manager.reload()
+        warnings.warn(f"moved the unreadable checkpoints {steps} to {aside}.", stacklevel=3)
+
     def _check_identity(self, identity: dict[str, Any], expected: str, step: int) -> None:
+        where = self.directory / str(step)
         for key in ("body", "arch"):
             if key in self.identity and identity.get(key) != self.identity[key]:
                 raise CheckpointError(
-                    f"{self.directory / str(step)}: checkpoint is for {key} "
-                    f"'{identity.get(key)}', but this run uses '{self.identity[key]}'. Resume "
-                    f"with the run's own config (drop --{key} overrides)."
+                    f"{where}: this checkpoint was saved by a run with {key} "
+                    f"'{identity.get(key)}', but the run being restored is built with "
+                    f"'{self.identity[key]}' (from its config.json). The checkpoints and "
+                    "config.json come from different runs: resume the run directory that "
+                    "saved these checkpoints, with its own config.json."
                 )
         if identity.get("structure") != expected:
             raise CheckpointError(
-                f"{self.directory / str(step)}: checkpoint holds a training state of another "
-                "shape (different network sizes, env count or options). Resume with the "
-                "config the run was started with."
+                f"{where}: this checkpoint holds a training state of another shape than the "
+                "run's config.json builds (different network sizes, env count or options). "
+                "The checkpoints and config.json come from different runs: resume the run "
+                "directory that saved these checkpoints, with its own config.json."
             )
 
     def close(self) -> None:

@@ -1,9 +1,12 @@
-"""The configuration of a training run: everything needed to rebuild it, as one dataclass."""
+"""The configuration of a training run: everything needed to rebuild it, as one dataclass,
+and how a resumed run's config follows from the saved one and the settings given."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -54,8 +57,10 @@ class TrainRunConfig:
     run_name: str | None = None
     """Name of the run directory instead of a timestamp (must not exist yet)."""
     resume: Path | None = None
-    """Continue the run in this directory from its latest checkpoint (its config is used;
-    `--ppo.total-steps` may extend it)."""
+    """Continue the run in this directory from its latest checkpoint. The run's own settings
+    of body, partition, seed, network, env and PPO are used (giving different ones is an
+    error); `--ppo.total-steps` sets the new length, and evaluation, checkpoint and video
+    settings may be changed."""
 
     def __post_init__(self) -> None:
         for name in ("eval_every_steps", "checkpoint_every_steps"):
@@ -71,10 +76,88 @@ class TrainRunConfig:
                 f"TrainRunConfig.video_length = {self.video_length}: give a positive number "
                 "of steps."
             )
+        if self.run_name is not None and (
+            Path(self.run_name).name != self.run_name or self.run_name in ("", ".", "..")
+        ):
+            raise RunConfigError(
+                f"--run-name {self.run_name!r}: give a plain folder name (no '/' or '..'); "
+                "the run directory is created as <runs_root>/<body>/<run_name>. Use "
+                "--runs-root to put runs elsewhere."
+            )
+        for path, value in _leaves(self):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise RunConfigError(f"{flag(path)} = {value}: give a finite number.")
 
     @property
     def arch(self) -> str:
         return self.network.arch
+
+
+RESUME_MAY_CHANGE = frozenset({
+    "ppo.total_steps", "ppo.data_parallel", "eval_every_steps", "checkpoint_every_steps",
+    "keep_checkpoints", "video", "video_length",
+    *(f"eval.{field.name}" for field in dataclasses.fields(EvalConfig)),
+})
+"""Settings a resumed run may take from the command line: none of them changes what the
+training computes, so the resumed run continues exactly where the saved one stopped."""
+
+_RESUME_IGNORES = frozenset({"runs_root", "run_name", "resume"})
+"""The run directory is the one resumed; where new runs would go does not matter."""
+
+
+def resume_config(given: TrainRunConfig, saved: TrainRunConfig) -> TrainRunConfig:
+    """The config of a resumed run: `saved`, with the settings of RESUME_MAY_CHANGE that
+    `given` sets away from their defaults. A training setting that `given` sets away from
+    its default to a value the saved run does not have raises RunConfigError."""
+    defaults = dict(_leaves(TrainRunConfig()))
+    was = dict(_leaves(saved))
+    changes = {
+        path: value for path, value in _leaves(given)
+        if value != defaults[path] and path not in _RESUME_IGNORES
+    }
+    conflicts = [
+        f"{flag(path)} {value!r} (the run has {was[path]!r})"
+        for path, value in changes.items()
+        if path not in RESUME_MAY_CHANGE and value != was[path]
+    ]
+    if conflicts:
+        raise RunConfigError(
+            f"--resume {given.resume}: a resumed run keeps its own training settings, but "
+            f"these differ: {'; '.join(conflicts)}. Drop them to continue the run, or start "
+            "a new run (without --resume) to train with them."
+        )
+    allowed = {path: value for path, value in changes.items() if path in RESUME_MAY_CHANGE}
+    return _with_changes(saved, {**allowed, "resume": given.resume})
+
+
+def flag(path: str) -> str:
+    """The command-line flag of a config field path such as "ppo.n_envs" or "network.arch"."""
+    path = path.removeprefix("network.")  # the network's flags carry no prefix
+    return "--" + path.replace("_", "-")
+
+
+def _leaves(config: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(field path, value) of every non-dataclass field, nested configs flattened."""
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        if dataclasses.is_dataclass(value):
+            yield from _leaves(value, f"{prefix}{field.name}.")
+        else:
+            yield f"{prefix}{field.name}", value
+
+
+def _with_changes(config: Any, changes: dict[str, Any]) -> Any:
+    kwargs = {}
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        if dataclasses.is_dataclass(value):
+            inner = {p.removeprefix(f"{field.name}."): v for p, v in changes.items()
+                     if p.startswith(f"{field.name}.")}
+            if inner:
+                kwargs[field.name] = _with_changes(value, inner)
+        elif field.name in changes:
+            kwargs[field.name] = changes[field.name]
+    return dataclasses.replace(config, **kwargs)
 
 
 def config_to_json(config: TrainRunConfig) -> dict[str, Any]:

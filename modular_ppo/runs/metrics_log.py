@@ -32,7 +32,8 @@ class MetricsLog:
             self._writer = SummaryWriter(str(Path(run_dir) / TENSORBOARD_DIR))
 
     def write(self, step: int, metrics: dict[str, float]) -> None:
-        row = {"step": int(step), **{k: (v if math.isfinite(v) else str(v)) for k, v in metrics.items()}}
+        row = {"step": int(step),
+               **{k: (v if math.isfinite(v) else str(v)) for k, v in metrics.items()}}
         self._file.write(json.dumps(row) + "\n")
         if self._writer is not None:
             for key, value in metrics.items():

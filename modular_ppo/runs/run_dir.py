@@ -38,10 +38,16 @@ def new_run_dir(root: Path, body_name: str, name: str | None = None) -> Path:
                     f"{path}: a run directory of that name exists already; runs never "
                     "overwrite each other. Choose another --run-name, or --resume it."
                 ) from None
+        except OSError as e:
+            raise RunDirError(
+                f"{path}: cannot create the run directory ({e.strerror}). Give --runs-root "
+                "a folder you can write to."
+            ) from None
     raise RunDirError(f"{base}: could not find a free run directory name.")
 
 
 def existing_run_dir(path: Path) -> Path:
+    """`path` if it is a run directory with a readable config.json, else RunDirError."""
     path = Path(path)
     if not (path / CONFIG_FILE).is_file():
         hint = ""
@@ -53,7 +59,26 @@ def existing_run_dir(path: Path) -> Path:
             f"{path}: not a run directory (no {CONFIG_FILE} there). Give the folder a "
             f"training run created, e.g. runs/ant-modular/<timestamp>.{hint}"
         )
+    read_run_record(path)
     return path
+
+
+def read_run_record(run_dir: Path) -> dict[str, Any]:
+    """The run's config.json (its config under "config", and what it was built into)."""
+    path = Path(run_dir) / CONFIG_FILE
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RunDirError(
+            f"{path}: unreadable ({e}). The run's settings are lost with it: restore the "
+            "file from a backup, or start a new run."
+        ) from None
+    if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+        raise RunDirError(
+            f"{path}: holds no run config (no \"config\" object). Restore the file written "
+            "by the training run, or start a new run."
+        )
+    return record
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -62,15 +87,34 @@ def write_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
-def read_metrics(run_dir: Path) -> list[dict[str, float]]:
-    """All rows of a run's metrics.jsonl (a torn last line from a kill is skipped)."""
-    rows = []
+def rewind_metrics(run_dir: Path, step: int) -> int:
+    """Drop the rows of metrics.jsonl after `step` (written after the checkpoint a run
+    resumes from; the resumed run writes them again), and a torn last line. Returns the
+    number of rows dropped."""
     path = Path(run_dir) / METRICS_FILE
     if not path.is_file():
-        return rows
-    for line in path.read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return rows
+        return 0
+    lines = path.read_text().splitlines()
+    kept = [line for line, row in zip(lines, map(_parse_row, lines))
+            if row is not None and row.get("step", 0) <= step]
+    if len(kept) < len(lines):
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text("".join(line + "\n" for line in kept))
+        tmp.replace(path)
+    return len(lines) - len(kept)
+
+
+def _parse_row(line: str) -> dict[str, Any] | None:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) else None
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, float]]:
+    """All rows of a run's metrics.jsonl (a torn last line from a kill is skipped)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.is_file():
+        return []
+    return [row for row in map(_parse_row, path.read_text().splitlines()) if row is not None]

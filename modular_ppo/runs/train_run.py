@@ -1,17 +1,17 @@
 """A training run: build body, env, network and PPO from a config; drive them; keep a run dir.
 
 The run dir holds config.json, metrics.jsonl, TensorBoard events, checkpoints of the full
-training state, eval.json and a video. Ctrl-C saves a checkpoint and exits cleanly; a
-non-finite loss stops the run with the module named, keeps the last good checkpoint and
-writes failure.json.
+training state, eval.json and a video. Ctrl-C (or SIGTERM) saves a checkpoint and stops
+(`TrainingInterrupted`); a non-finite loss, gradient or parameter stops the run with the
+module named, keeps the last good checkpoint and writes failure.json (`TrainingFailed`).
+A resumed run continues from its latest readable checkpoint, exactly as if it had never
+stopped; metrics logged after that checkpoint (by a killed process) are dropped first.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import platform
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -20,67 +20,29 @@ import jax
 from flax import nnx
 from rich.console import Console
 
-from modular_ppo.body import BodyGraph, load_body
-from modular_ppo.env import ModularEnv, make_env
-from modular_ppo.errors import ModularPPOError
-from modular_ppo.networks import count_parameters, make_network
-from modular_ppo.ppo import TrainingState, make_evaluator, new_training_state, train
+from modular_ppo.env.types import ModularEnvProtocol
+from modular_ppo.networks import count_parameters
+from modular_ppo.ppo import TrainingState, make_evaluator, train
+from modular_ppo.runs.build import Run, build_run, checkpointer_for, load_run_config
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.config import TrainRunConfig, config_from_json, config_to_json
+from modular_ppo.runs.config import TrainRunConfig, config_to_json, resume_config
+from modular_ppo.runs.failure import TrainingFailed, nonfinite_failure
+from modular_ppo.runs.interrupts import StopRequests, TrainingInterrupted
 from modular_ppo.runs.metrics_log import MetricsLog, to_floats
 from modular_ppo.runs.progress import Progress
 from modular_ppo.runs.run_dir import (
-    CHECKPOINT_DIR,
     CONFIG_FILE,
     EVAL_FILE,
     FAILURE_FILE,
     VIDEO_DIR,
     existing_run_dir,
     new_run_dir,
+    read_metrics,
+    rewind_metrics,
     write_json,
 )
 
-
-@dataclasses.dataclass
-class Run:
-    """Everything built from a run's config."""
-
-    config: TrainRunConfig
-    body: BodyGraph
-    env: ModularEnv
-    graphdef: nnx.GraphDef
-    state: TrainingState
-
-
-def build_run(config: TrainRunConfig) -> Run:
-    """Body, env, network and a fresh training state from the config (nothing on disk)."""
-    body = load_body(config.body, config.partition)
-    env = make_env(body, config.env)
-    network = make_network(body, env.obs_sizes, config.network, rngs=nnx.Rngs(config.seed))
-    graphdef, state = new_training_state(env, network, config.ppo, config.seed)
-    return Run(config, body, env, graphdef, state)
-
-
-def load_run_config(run_dir: Path) -> TrainRunConfig:
-    run_dir = existing_run_dir(run_dir)
-    return config_from_json(json.loads((run_dir / CONFIG_FILE).read_text())["config"])
-
-
-def checkpointer_for(run_dir: Path, run: Run) -> Checkpointer:
-    return Checkpointer(
-        run_dir / CHECKPOINT_DIR,
-        {"body": run.body.name, "arch": run.config.arch},
-        max_to_keep=run.config.keep_checkpoints,
-    )
-
-
-def restore_run(run_dir: Path) -> tuple[Run, int]:
-    """A run rebuilt from its directory, at its latest readable checkpoint."""
-    run = build_run(load_run_config(run_dir))
-    checkpointer = checkpointer_for(Path(run_dir), run)
-    step, state = checkpointer.restore_latest(run.state)
-    checkpointer.close()
-    return dataclasses.replace(run, state=state), step
+__all__ = ["TrainingFailed", "TrainingInterrupted", "run_training"]
 
 
 def _run_record(config: TrainRunConfig, run: Run) -> dict[str, Any]:
@@ -88,6 +50,7 @@ def _run_record(config: TrainRunConfig, run: Run) -> dict[str, Any]:
         "config": config_to_json(config),
         "body": run.body.name,
         "arch": config.arch,
+        "env": type(run.env).__name__,
         "modules": list(run.body.module_names),
         "actuated_modules": list(run.body.actuated_modules),
         "obs_sizes": run.env.obs_sizes,
@@ -101,57 +64,34 @@ def _run_record(config: TrainRunConfig, run: Run) -> dict[str, Any]:
     }
 
 
-def _nonfinite_message(metrics: dict[str, float]) -> str | None:
-    if not metrics.get("nonfinite/any"):
-        return None
-    flagged = [k.removeprefix("nonfinite/") for k, v in metrics.items()
-               if k.startswith("nonfinite/") and k != "nonfinite/any" and v]
-    modules = [k.split("/", 1)[1] for k in flagged if k.startswith(("actor/", "critic/"))]
-    where = f"module(s) {', '.join(dict.fromkeys(modules))}" if modules else "the network"
-    return (f"non-finite values in {', '.join(flagged)} (first in {where}). Training "
-            "stopped; the last good checkpoint is kept. Lower --ppo.learning-rate, check the "
-            "body's rewards, or resume from the checkpoint with another seed.")
+def run_training(
+    config: TrainRunConfig,
+    console: Console | None = None,
+    *,
+    env: ModularEnvProtocol | None = None,
+) -> Path:
+    """Train as configured; return the run directory.
 
-
-class _StopRequests:
-    """Turns the first Ctrl-C into a request to save and stop; a second one interrupts."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._previous = None
-
-    def __enter__(self) -> _StopRequests:
-        self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def _handle(self, signum, frame) -> None:
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-
-    def __exit__(self, *exc) -> None:
-        signal.signal(signal.SIGINT, self._previous)
-
-
-def run_training(config: TrainRunConfig, console: Console | None = None) -> Path:
-    """Train as configured; return the run directory."""
+    env: train in this environment instead of the one the config describes (a custom
+    task or wrapper); its body's name is recorded as the run's body. Resume such a run
+    by passing the same env again.
+    Raises TrainingFailed (non-finite values) and TrainingInterrupted (a stop signal), both
+    after saving what can be saved; their messages say what is kept and what to do.
+    """
     started_at = time.perf_counter()
     console = console or Console()
-    resume_step = None
     if config.resume is not None:
-        saved = load_run_config(config.resume)
-        total = max(saved.ppo.total_steps, config.ppo.total_steps)
-        config = dataclasses.replace(
-            saved, resume=config.resume, ppo=dataclasses.replace(saved.ppo, total_steps=total)
-        )
+        config = resume_config(config, load_run_config(config.resume))
+    elif env is not None:
+        config = dataclasses.replace(config, body=env.body.name)
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network ...")
-    run = build_run(config)
+    run = build_run(config, env)
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)
         resume_step, state = checkpointer.restore_latest(run.state)
         run = dataclasses.replace(run, state=state)
-        console.print(f"resuming {run_dir} from step {resume_step:,}")
+        _report_resume(run_dir, resume_step, config, console)
     else:
         run_dir = new_run_dir(config.runs_root, run.body.name, config.run_name)
         checkpointer = checkpointer_for(run_dir, run)
@@ -159,86 +99,116 @@ def run_training(config: TrainRunConfig, console: Console | None = None) -> Path
     console.print(f"run dir: [bold]{run_dir}[/]")
 
     log = MetricsLog(run_dir)
+    try:
+        with StopRequests(console) as stop:
+            state, stopped = _train(run, run_dir, checkpointer, log, stop, console, started_at)
+        if stopped is not None:
+            raise stopped
+        if int(state.steps) not in checkpointer.steps():
+            checkpointer.save(int(state.steps), state)
+        _finish(run, state, run_dir, log, console)
+    finally:
+        log.close()
+        checkpointer.close()
+    return run_dir
+
+
+def _report_resume(run_dir: Path, step: int, config: TrainRunConfig, console: Console) -> None:
+    logged = max((int(row.get("step", 0)) for row in read_metrics(run_dir)), default=0)
+    rewind_metrics(run_dir, step)
+    redone = (f"; steps {step:,} to {logged:,}, logged after it, are dropped and redone"
+              if logged > step else "")
+    console.print(f"resuming {run_dir} from its checkpoint at step {step:,}{redone}")
+    if (run_dir / FAILURE_FILE).is_file():
+        console.print(f"[yellow]warning[/]: this run stopped on non-finite values (see "
+                      f"{run_dir / FAILURE_FILE}); resuming replays the same steps, so it "
+                      "will likely fail again. A new run with other settings is the way out.")
+    if step >= config.ppo.total_steps:
+        console.print(f"the run already reached --ppo.total-steps {config.ppo.total_steps:,}; "
+                      "give a larger --ppo.total-steps to train it further.")
+
+
+def _train(
+    run: Run,
+    run_dir: Path,
+    checkpointer: Checkpointer,
+    log: MetricsLog,
+    stop: StopRequests,
+    console: Console,
+    started_at: float,
+) -> tuple[TrainingState, TrainingFailed | TrainingInterrupted | None]:
+    """The training loop with its evaluations and checkpoints. Returns the final state and
+    why training stopped early (None: it reached total_steps)."""
+    config = run.config
     evaluator = make_evaluator(run.env, run.graphdef, config.eval)
     eval_key = jax.random.key(config.seed + 1)
-    last = {"eval": int(run.state.steps) if resume_step is not None else -1,
-            "checkpoint": int(run.state.steps)}
-    result: dict[str, Any] = {"stopped": None}
-
-    def evaluate(state: TrainingState) -> dict[str, float]:
-        started = time.perf_counter()
-        metrics = to_floats(evaluator(state.network, eval_key))
-        out = {f"eval/{k.removeprefix('episode/')}": v for k, v in metrics.items()}
-        out["time/eval_s"] = time.perf_counter() - started
-        return out
+    start = int(run.state.steps)
+    last = {"eval": start if config.resume is not None else -1, "checkpoint": start}
+    saved = checkpointer.steps()
+    last_saved = saved[-1] if saved else None
+    outcome: dict[str, Any] = {"stopped": None}
 
     def due(kind: str, every: int, steps: int) -> bool:
         return every > 0 and steps // every > last[kind] // every
 
-    with Progress(config.ppo.total_steps, run.body.module_names, console) as progress, \
-            _StopRequests() as stop:
-        progress.message("compiling the training step (the first call takes a while on CPU) ...")
-
-        def on_iteration(state: TrainingState, device_metrics: dict[str, Any]) -> bool:
-            steps = int(state.steps)
-            metrics = to_floats(device_metrics)
-            metrics["time/elapsed_s"] = time.perf_counter() - started_at
-            failure = _nonfinite_message(metrics)
-            if failure is not None:
-                log.write(steps, metrics)
-                write_json(run_dir / FAILURE_FILE, {"step": steps, "error": failure,
-                                                    "metrics": metrics})
-                result["stopped"] = failure
-                return True
-            if due("eval", config.eval_every_steps, steps):
-                metrics.update(evaluate(state))
-                last["eval"] = steps
+    def on_iteration(state: TrainingState, device_metrics: dict[str, Any]) -> bool:
+        nonlocal last_saved
+        steps = int(state.steps)
+        metrics = to_floats(device_metrics)
+        metrics["time/elapsed_s"] = time.perf_counter() - started_at
+        failure = nonfinite_failure(metrics, steps, last_saved, run_dir)
+        if failure is not None:
             log.write(steps, metrics)
-            progress.update(steps, metrics)
-            if stop.requested:
-                checkpointer.save(steps, state)
-                result["stopped"] = f"interrupted at step {steps:,}; checkpoint saved"
-                return True
-            if due("checkpoint", config.checkpoint_every_steps, steps):
-                checkpointer.save(steps, state)
-                last["checkpoint"] = steps
-            return False
+            write_json(run_dir / FAILURE_FILE, failure)
+            outcome["stopped"] = TrainingFailed(failure["error"], run_dir)
+            return True
+        if due("eval", config.eval_every_steps, steps):
+            metrics.update(_evaluate(evaluator, state, eval_key))
+            last["eval"] = steps
+        log.write(steps, metrics)
+        progress.update(steps, metrics)
+        if stop.requested or due("checkpoint", config.checkpoint_every_steps, steps):
+            checkpointer.save(steps, state)
+            last["checkpoint"] = last_saved = steps
+        if stop.requested:
+            outcome["stopped"] = TrainingInterrupted(run_dir, steps, True, stop.signum)
+            return True
+        return False
 
-        outcome = train(run.env, run.graphdef, config.ppo, seed=config.seed,
-                        on_iteration=on_iteration, initial_state=run.state)
-    state = outcome.state
+    with Progress(config.ppo.total_steps, run.body.module_names, console) as progress:
+        progress.message("compiling the training step (the first call takes a while on CPU) ...")
+        try:
+            result = train(run.env, run.graphdef, config.ppo, seed=config.seed,
+                           on_iteration=on_iteration, initial_state=run.state)
+        except KeyboardInterrupt:  # a second stop signal: no time to save
+            step = last_saved if last_saved is not None else start
+            raise TrainingInterrupted(run_dir, step, False, stop.signum or 2) from None
+    return result.state, outcome["stopped"]
+
+
+def _evaluate(evaluator, state: TrainingState, key) -> dict[str, float]:
+    started = time.perf_counter()
+    metrics = to_floats(evaluator(state.network, key))
+    out = {f"eval/{k.removeprefix('episode/')}": v for k, v in metrics.items()}
+    out["time/eval_s"] = time.perf_counter() - started
+    return out
+
+
+def _finish(run: Run, state: TrainingState, run_dir: Path, log: MetricsLog,
+            console: Console) -> None:
+    """The final evaluation (eval.json) and video of a run that reached total_steps."""
     steps = int(state.steps)
-    if result["stopped"] is not None and not stop.requested:
-        log.close()
-        checkpointer.close()
-        console.print(f"[bold red]training failed[/]: {result['stopped']}")
-        raise TrainingFailed(result["stopped"], run_dir)
-    if result["stopped"] is None and steps not in checkpointer.steps():
-        checkpointer.save(steps, state)
-    checkpointer.close()
-    final = evaluate(state)
+    final = _evaluate(make_evaluator(run.env, run.graphdef, run.config.eval), state,
+                      jax.random.key(run.config.seed + 1))
     log.write(steps, final)
-    log.close()
     write_json(run_dir / EVAL_FILE, {"step": steps, **final})
     console.print(
         f"final eval at step {steps:,}: team return {final['eval/team_return']:.1f}, "
         f"forward velocity {final.get('eval/forward_velocity', float('nan')):.2f}"
     )
-    if config.video and result["stopped"] is None:
+    if run.config.video:
         _final_video(run, state, run_dir, console)
-    if result["stopped"] is not None:
-        console.print(f"[bold yellow]{result['stopped']}[/]; continue with "
-                      f"`python cli.py train --resume {run_dir}`")
     console.print(f"done: {run_dir}")
-    return run_dir
-
-
-class TrainingFailed(ModularPPOError):
-    """Training stopped on non-finite values; the run dir keeps the last good checkpoint."""
-
-    def __init__(self, message: str, run_dir: Path):
-        super().__init__(message)
-        self.run_dir = run_dir
 
 
 def _final_video(run: Run, state: TrainingState, run_dir: Path, console: Console) -> None:

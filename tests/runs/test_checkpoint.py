@@ -61,7 +61,7 @@ def test_damaged_latest_falls_back_to_previous_with_warning(tmp_path):
 
 def test_checkpoint_of_another_architecture_is_refused(tmp_path):
     Checkpointer(tmp_path / "ck", {"body": "b", "arch": "separate"}).save(5, _state(1.0))
-    with pytest.raises(CheckpointError, match="arch 'separate'.*uses 'shared'"):
+    with pytest.raises(CheckpointError, match="arch 'separate'.*built with 'shared'"):
         Checkpointer(tmp_path / "ck", {"body": "b", "arch": "shared"}).restore_latest(_state(0.0))
 
 
