@@ -6,6 +6,8 @@ from that file, for a wall-time budget, and writes a JSON learning curve:
 env steps, wall seconds (compile included), eval return and mean forward velocity.
 
     python benchmarks/brax_ppo.py --minutes 30 --out benchmarks/results/brax_ant.json
+
+`make_env` and `brax_ppo_settings` are shared with the throughput benchmark (cases.py).
 """
 
 from __future__ import annotations
@@ -23,14 +25,52 @@ class _Deadline(Exception):
     pass
 
 
+def brax_ppo_settings(
+    num_envs: int = 2048,
+    batch_size: int = 1024,
+    unroll_length: int = 5,
+    num_minibatches: int = 32,
+    num_updates_per_batch: int = 4,
+    seed: int = 0,
+) -> dict:
+    """Brax's published PPO settings for its MJX ant (keyword arguments of ppo.train)."""
+    return dict(
+        reward_scaling=10,
+        episode_length=1000,
+        normalize_observations=True,
+        action_repeat=1,
+        unroll_length=unroll_length,
+        num_minibatches=num_minibatches,
+        num_updates_per_batch=num_updates_per_batch,
+        discounting=0.97,
+        learning_rate=3e-4,
+        entropy_cost=1e-2,
+        num_envs=num_envs,
+        batch_size=batch_size,
+        seed=seed,
+    )
+
+
+def install_jax_compatibility() -> None:
+    """Brax 0.14.2's PPO calls `jax.device_put_replicated`, which JAX 0.10 removed: give it
+    the replacement (a leading axis of one copy per device, as pmap expects)."""
+    import jax
+    import jax.numpy as jnp
+
+    def device_put_replicated(tree, devices):
+        return jax.tree.map(lambda x: jnp.stack([jnp.asarray(x)] * len(devices)), tree)
+
+    jax.device_put_replicated = device_put_replicated
+
+
 def make_env():
+    """Brax's Ant task on bodies/ant-modular.xml (timestep, solver and iterations taken from
+    the file; 5 physics steps per control step, as Brax's ant and `ant-modular`)."""
     import mujoco
     from brax.envs.ant import Ant
     from brax.io import mjcf
 
     class ModularAntMJCF(Ant):
-        """Brax's Ant task on bodies/ant-modular.xml (solver options taken from the file)."""
-
         def __init__(self, **kwargs):
             super().__init__(backend="mjx", **kwargs)
             model = mujoco.MjModel.from_xml_path(str(BODY))
@@ -57,6 +97,7 @@ def main() -> None:
 
     from brax.training.agents.ppo import train as ppo
 
+    install_jax_compatibility()
     env = make_env()
     start = time.perf_counter()
     deadline = start + args.minutes * 60
@@ -83,20 +124,9 @@ def main() -> None:
         ppo.train,
         num_timesteps=args.num_timesteps,
         num_evals=args.num_evals,
-        reward_scaling=10,
-        episode_length=1000,
-        normalize_observations=True,
-        action_repeat=1,
-        unroll_length=args.unroll_length,
-        num_minibatches=args.num_minibatches,
-        num_updates_per_batch=args.num_updates_per_batch,
-        discounting=0.97,
-        learning_rate=3e-4,
-        entropy_cost=1e-2,
-        num_envs=args.num_envs,
-        batch_size=args.batch_size,
-        seed=args.seed,
         progress_fn=progress,
+        **brax_ppo_settings(args.num_envs, args.batch_size, args.unroll_length,
+                            args.num_minibatches, args.num_updates_per_batch, args.seed),
     )
     try:
         train(environment=env)

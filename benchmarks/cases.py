@@ -1,0 +1,314 @@
+"""One throughput measurement per case, run in a process of its own (see throughput.py).
+
+Each case returns a dict of figures: "steps_per_s" (environment steps per wall-clock
+second at steady state, from the fastest of the timed calls: the one least slowed by
+other processes; "median_steps_per_s" from the median call), "steps_per_cpu_s" (per
+second of this process's CPU time, all threads, fastest call),
+"compile_s", "first_iteration_s" (from building the env to the end of the first call:
+what a user waits for), "peak_rss_gib" (added by throughput.py) and the shape it ran at.
+
+    mujoco-batch/<n_envs>          MuJoCo's C simulator driven from numpy, no JAX: the
+                                   closed-loop ceiling on CPU
+    mjx-step/<n_envs>              vmapped mjx.step x frame_skip, random controls: MJX's
+                                   ceiling
+    env-step/<backend>/<n_envs>    our env (obs, rewards, auto-reset), random actions,
+                                   jit(scan(vmap(env.step)))
+    train/<backend>/<shape>        ppo.train_step with the CLI's default network; shape
+                                   "default" (PPOConfig()) or "brax" (Brax's batch shape)
+    train-flat-replay/<backend>/<shape>
+                                   the same with the replay change proposed in
+                                   proposals.py (what-if figures for the PPO stage)
+    brax-ppo/<shape>               Brax 0.14.2 PPO on the same MJCF and physics; shape
+                                   "brax" (its published ant shape) or "smoke" (tiny)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import statistics
+import time
+from collections.abc import Callable
+
+BODY = "ant-modular"
+
+BRAX_SHAPE = dict(n_envs=2048, rollout_length=80, n_minibatches=32, n_epochs=4)
+"""Brax's MJX ant PPO (2048 envs, batch 1024 x 32 minibatches of unroll 5, 4 epochs) in
+PPOConfig terms: 2048 envs x 80 steps = 163,840 env steps per iteration, cut into 32
+minibatches of 64 whole 80-step trajectories = 5,120 samples each (Brax: 1,024 x 5),
+4 epochs."""
+
+SHAPES: dict[str, dict[str, int]] = {"default": {}, "brax": BRAX_SHAPE}
+BRAX_PPO_SHAPES: dict[str, dict[str, int]] = {
+    "brax": {},
+    "smoke": dict(num_envs=16, batch_size=16, num_minibatches=2, num_updates_per_batch=1),
+}
+"""Arguments of `brax_ppo_settings`: "brax" its published ant shape, "smoke" a tiny one to
+check the case runs."""
+
+
+def _quiet_imports() -> None:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        import mujoco.mjx  # noqa: F401  (prints a notice about the optional warp backend)
+
+
+class Clock:
+    """Wall and process-CPU seconds of repeated calls."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def time(self, call: Callable[[], object], repeats: int) -> Clock:
+        for _ in range(repeats):
+            wall, cpu = time.perf_counter(), time.process_time()
+            call()
+            self.wall.append(time.perf_counter() - wall)
+            self.cpu.append(time.process_time() - cpu)
+        return self
+
+    def rates(self, steps_per_call: int) -> dict[str, float]:
+        """From the fastest call (the one least slowed by other processes) and the median."""
+        return dict(steps_per_s=steps_per_call / min(self.wall),
+                    median_steps_per_s=steps_per_call / statistics.median(self.wall),
+                    steps_per_cpu_s=steps_per_call / min(self.cpu),
+                    call_s=min(self.wall))
+
+
+def mujoco_batch(n_envs: int, repeats: int = 10, round_s: float = 0.25) -> dict:
+    """Closed loop from numpy: new random controls, then frame_skip substeps, per control
+    step; timed in rounds of about `round_s` seconds (one control step of few envs takes
+    milliseconds, too short to time alone on a busy machine)."""
+    import numpy as np
+    from mujoco import batch as mujoco_batch
+
+    from modular_ppo.body import load_body
+
+    started = time.perf_counter()
+    body = load_body(BODY)
+    sim = mujoco_batch.Batch(body.model, nsim=n_envs)
+    sim.reset()
+    sim.bind("qpos")[:] = body.init_qpos
+    ctrl = sim.bind("ctrl")
+    rng = np.random.default_rng(0)
+
+    def call() -> None:
+        ctrl[:] = rng.uniform(-1.0, 1.0, ctrl.shape)
+        sim.step(nstep=body.frame_skip)
+
+    call()
+    first = time.perf_counter() - started
+    per_round = max(1, round(round_s / Clock().time(call, 1).wall[0]))
+
+    def round_of_calls() -> None:
+        for _ in range(per_round):
+            call()
+
+    rates = Clock().time(round_of_calls, repeats).rates(n_envs * per_round)
+    return dict(n_envs=n_envs, **rates, compile_s=0.0, first_iteration_s=first,
+                threads=sim.nthread)
+
+
+def _timed_together(calls: dict[str, Callable[[], object]], repeats: int) -> dict[str, Clock]:
+    """Time the calls in turn, `repeats` rounds: figures that are compared see the same load."""
+    clocks = {name: Clock() for name in calls}
+    for _ in range(repeats):
+        for name, call in calls.items():
+            clocks[name].time(call, 1)
+    return clocks
+
+
+def _compiled_scan(step: Callable, state, steps: int):
+    """(compiled run(state, key) -> state: a scan of `steps` step(state, key)), compile s."""
+    import jax
+
+    def run(state, key):
+        return jax.lax.scan(lambda s, k: (step(s, k), None), state,
+                            jax.random.split(key, steps))[0]
+
+    started = time.perf_counter()
+    compiled = jax.jit(run, donate_argnums=0).lower(state, jax.random.key(1)).compile()
+    return compiled, time.perf_counter() - started
+
+
+def _chained(compiled, state) -> Callable[[], None]:
+    """A call that advances `state` with `compiled` and waits for the result."""
+    import jax
+
+    holder = {"state": state, "key": jax.random.key(2)}
+
+    def call() -> None:
+        holder["key"], key = jax.random.split(holder["key"])
+        holder["state"] = jax.block_until_ready(compiled(holder["state"], key))
+
+    return call
+
+
+def _random_actions_step(env, n_envs: int) -> Callable:
+    import jax
+
+    def step(state, key):
+        keys = dict(zip(env.action_sizes, jax.random.split(key, len(env.action_sizes))))
+        action = {m: jax.random.uniform(keys[m], (n_envs, k), minval=-1.0, maxval=1.0)
+                  for m, k in env.action_sizes.items()}
+        return jax.vmap(env.step)(state, action)
+
+    return step
+
+
+def mjx_step(n_envs: int, steps: int = 20, repeats: int = 5) -> dict:
+    """vmap(mjx.step) frame_skip times per control step, uniform random controls."""
+    _quiet_imports()
+    import jax
+    from mujoco import mjx
+
+    from modular_ppo.body import load_body
+
+    started = time.perf_counter()
+    body = load_body(BODY)
+    model = mjx.put_model(body.model, impl="jax")
+    data = jax.vmap(lambda _: mjx.make_data(model).replace(qpos=body.init_qpos))(
+        jax.numpy.arange(n_envs))
+    data = jax.jit(jax.vmap(lambda d: mjx.forward(model, d)))(data)
+
+    def step(data, key):
+        ctrl = jax.random.uniform(key, (n_envs, body.model.nu), minval=-1.0, maxval=1.0)
+        data = data.replace(ctrl=ctrl)
+        return jax.lax.fori_loop(0, body.frame_skip,
+                                 lambda _, d: jax.vmap(lambda x: mjx.step(model, x))(d), data)
+
+    compiled, compile_s = _compiled_scan(step, data, steps)
+    call = _chained(compiled, data)
+    call()
+    first = time.perf_counter() - started
+    rates = Clock().time(call, repeats).rates(n_envs * steps)
+    return dict(n_envs=n_envs, **rates, compile_s=compile_s, first_iteration_s=first)
+
+
+def env_step(backend: str, n_envs: int, steps: int = 20, repeats: int = 5) -> dict:
+    """Our env with uniform random actions in [-1, 1]."""
+    _quiet_imports()
+    import jax
+
+    from modular_ppo.body import load_body
+    from modular_ppo.env import EnvConfig
+    from modular_ppo.env.cpu_backend import make_backend_env
+
+    started = time.perf_counter()
+    env = make_backend_env(load_body(BODY), EnvConfig(), backend)
+    state = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), n_envs))
+    compiled, compile_s = _compiled_scan(_random_actions_step(env, n_envs), state, steps)
+    call = _chained(compiled, state)
+    call()
+    first = time.perf_counter() - started
+    rates = Clock().time(call, repeats).rates(n_envs * steps)
+    return dict(n_envs=n_envs, **rates, compile_s=compile_s, first_iteration_s=first)
+
+
+def train(backend: str, shape: str, repeats: int | None = None) -> dict:
+    """ppo.train_step with the CLI's default network ("separate" MLPs per module).
+
+    Times, in turn and in this one process: the training iteration; its rollout alone
+    (`ppo.collect_rollout`: env steps and policy); and raw stepping of the same env and
+    batch with random actions, as many steps as one rollout. So training / raw stepping
+    and the rollout / update split are measured under the same load.
+    """
+    _quiet_imports()
+    import jax
+    from flax import nnx
+
+    from modular_ppo.body import load_body
+    from modular_ppo.env import EnvConfig
+    from modular_ppo.env.cpu_backend import make_backend_env
+    from modular_ppo.networks import NetworkConfig, make_network
+    from modular_ppo.ppo import PPOConfig, collect_rollout, new_training_state, train_step
+
+    config = PPOConfig(**SHAPES[shape])
+    repeats = repeats or (3 if config.steps_per_iteration > 50_000 else 20)
+    started = time.perf_counter()
+    body = load_body(BODY)
+    env = make_backend_env(body, EnvConfig(), backend)
+    network = make_network(body, env.obs_sizes, NetworkConfig(arch="separate"),
+                           rngs=nnx.Rngs(0))
+    graphdef, state = new_training_state(env, network, config, seed=0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    step = train_step.lower(env, graphdef, config, state).compile()
+    compile_s, compile_cpu_s = time.perf_counter() - wall, time.process_time() - cpu
+    holder = {"state": jax.block_until_ready(step(state)[0])}
+    first = time.perf_counter() - started
+
+    def iteration() -> None:
+        holder["state"] = jax.block_until_ready(step(holder["state"])[0])
+
+    rollout = jax.jit(lambda s: collect_rollout(
+        env, graphdef, s.network, s.env_state, s.recurrent, config.rollout_length)[3])
+    rollout = rollout.lower(holder["state"]).compile()
+    raw, _ = _compiled_scan(_random_actions_step(env, config.n_envs),
+                            holder["state"].env_state, config.rollout_length)
+    raw_state = jax.tree.map(jax.numpy.copy, holder["state"].env_state)
+    clocks = _timed_together({
+        "train": iteration,
+        "rollout": lambda: jax.block_until_ready(rollout(holder["state"])),
+        "raw": _chained(raw, raw_state),
+    }, repeats)
+    steps = config.steps_per_iteration
+    rates = {name: clock.rates(steps) for name, clock in clocks.items()}
+    return dict(n_envs=config.n_envs, rollout_length=config.rollout_length,
+                n_minibatches=config.n_minibatches, n_epochs=config.n_epochs,
+                **rates["train"], raw_steps_per_s=rates["raw"]["steps_per_s"],
+                raw_steps_per_cpu_s=rates["raw"]["steps_per_cpu_s"],
+                rollout_s=rates["rollout"]["call_s"], raw_s=rates["raw"]["call_s"],
+                compile_s=compile_s, compile_cpu_s=compile_cpu_s, first_iteration_s=first)
+
+
+def train_flat_replay(backend: str, shape: str) -> dict:
+    from proposals import flat_replay_installed
+
+    with flat_replay_installed():
+        return train(backend, shape)
+
+
+def brax_ppo(shape: dict[str, int], epochs: int = 3) -> dict:
+    """Brax's PPO (its own networks: policy 4x32, value 5x256) on bodies/ant-modular.xml.
+    One epoch = one training step of Brax's batch shape; the first includes compiling."""
+    _quiet_imports()
+    from brax.training.agents.ppo import train as brax_train
+    from brax_ppo import brax_ppo_settings, install_jax_compatibility, make_env
+
+    install_jax_compatibility()
+    settings = brax_ppo_settings(**shape)
+    per_epoch = settings["batch_size"] * settings["num_minibatches"] * settings["unroll_length"]
+    started = time.perf_counter()
+    marks = [(started, time.process_time())]
+
+    def progress(num_steps: int, metrics: dict) -> None:
+        marks.append((time.perf_counter(), time.process_time()))
+
+    brax_train.train(environment=make_env(), num_timesteps=epochs * per_epoch,
+                     num_evals=epochs + 1, run_evals=False, progress_fn=progress, **settings)
+    clock = Clock()
+    for (wall0, cpu0), (wall1, cpu1) in zip(marks[1:], marks[2:]):
+        clock.wall.append(wall1 - wall0)
+        clock.cpu.append(cpu1 - cpu0)
+    rates = clock.rates(per_epoch)
+    first = marks[1][0] - started
+    return dict(n_envs=settings["num_envs"], **rates, compile_s=first - rates["call_s"],
+                first_iteration_s=first)
+
+
+CASES: dict[str, Callable[..., dict]] = {
+    "mujoco-batch": lambda n: mujoco_batch(int(n)),
+    "mjx-step": lambda n: mjx_step(int(n)),
+    "env-step": lambda backend, n: env_step(backend, int(n)),
+    "train": train,
+    "train-flat-replay": train_flat_replay,
+    "brax-ppo": lambda shape: brax_ppo(BRAX_PPO_SHAPES[shape]),
+}
+
+
+def run_case(name: str) -> dict:
+    """Run the case called `name` (see the module docstring)."""
+    kind, *args = name.split("/")
+    if kind not in CASES:
+        raise ValueError(f"unknown case {name!r}; the kinds are {', '.join(CASES)}.")
+    return CASES[kind](*args)

@@ -1,0 +1,214 @@
+"""The Markdown section a throughput run appends to BENCHMARKS.md: facts, table, targets."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("jax", "jaxlib", "flax", "optax", "mujoco", "mujoco-mjx", "brax", "numpy")
+
+DESCRIPTIONS = {
+    "mujoco-batch": "MuJoCo C simulator from numpy (mujoco.batch), closed loop",
+    "mjx-step": "vmap(mjx.step) x 5, random ctrl",
+    "env-step": "our env, {0} backend, random actions",
+    "train": "ppo.train_step, {0} backend, {1} shape",
+    "train-flat-replay": "as train, with the proposed flat replay, {0} backend, {1} shape",
+    "brax-ppo": "Brax PPO (its MJX ant task) on bodies/ant-modular.xml",
+}
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _memory_gib() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal"):
+            return int(line.split()[1]) / 2**20
+    return float("nan")
+
+
+def _git_revision() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout
+    dirty = " (with uncommitted changes)" if git("status", "--porcelain").strip() else ""
+    return git("rev-parse", "--short", "HEAD").strip() + dirty
+
+
+def environment_facts() -> dict:
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": _cpu_model(),
+        "cores": len(os.sched_getaffinity(0)),
+        "memory_gib": round(_memory_gib(), 1),
+        "python": platform.python_version(),
+        "versions": {p: _version(p) for p in PACKAGES},
+        "git": _git_revision(),
+        "load_average": os.getloadavg(),
+    }
+
+
+def _describe(case: str) -> str:
+    kind, *args = case.split("/")
+    return DESCRIPTIONS.get(kind, kind).format(*args)
+
+
+def _table(results: list[dict]) -> list[str]:
+    lines = [
+        "| case | what | envs | env steps/s | env steps per CPU-s | compile s "
+        "| first iteration s | peak RSS GiB | load (1 min) before / after |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['case']} | {_describe(r['case'])} | | failed: {r['error']} "
+                         "| | | | | |")
+            continue
+        lines.append(
+            f"| {r['case']} | {_describe(r['case'])} | {r['n_envs']} | {r['steps_per_s']:,.0f} "
+            f"| {r['steps_per_cpu_s']:,.0f} | {r['compile_s']:.1f} | "
+            f"{r['first_iteration_s']:.1f} | {r['peak_rss_gib']:.2f} | "
+            f"{r['load_before']:.1f} / {r['load_after']:.1f} |"
+        )
+    return lines
+
+
+def _profile(results: list[dict]) -> list[str]:
+    lines = [
+        "| case | iteration s | rollout s (env + policy) | raw stepping s (same steps) "
+        "| update s (iteration - rollout) | training / raw | compile s (CPU-s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        if "raw_s" in r:
+            lines.append(
+                f"| {r['case']} | {r['call_s']:.2f} | {r['rollout_s']:.2f} | {r['raw_s']:.2f} "
+                f"| {r['call_s'] - r['rollout_s']:.2f} | "
+                f"{r['steps_per_s'] / r['raw_steps_per_s']:.2f} | "
+                f"{r['compile_s']:.1f} ({r['compile_cpu_s']:.1f}) |"
+            )
+    return lines
+
+
+def _ratio(results: dict[str, dict], top: str, bottom: str, key: str = "steps_per_s"):
+    if top in results and bottom in results:
+        return results[top][key] / results[bottom][key]
+    return None
+
+
+def _verdict(value: float | None, target: float, at_least: bool = True) -> str:
+    if value is None:
+        return "not measured in this run"
+    met = value >= target if at_least else value <= target
+    return "**met**" if met else "**missed**"
+
+
+def _targets(results: dict[str, dict]) -> list[str]:
+    lines = []
+    for train in ("train", "train-flat-replay"):
+        label = "as committed" if train == "train" else "with the proposed flat replay"
+        brax = _ratio(results, f"{train}/cpu/brax", "brax-ppo/brax")
+        brax_cpu = _ratio(results, f"{train}/cpu/brax", "brax-ppo/brax", "steps_per_cpu_s")
+        if brax is not None:
+            lines.append(
+                f"- Training env-steps/s, CPU backend, Brax's batch shape, {label} / Brax PPO "
+                f"= **{brax:.2f}x** (target >= 2x): {_verdict(brax, 2.0)}; per CPU-second "
+                f"{brax_cpu:.2f}x."
+            )
+        for shape in ("brax", "default"):
+            r = results.get(f"{train}/cpu/{shape}")
+            if r:
+                raw = r["steps_per_s"] / r["raw_steps_per_s"]
+                lines.append(
+                    f"- Training / raw stepping of the same env and batch, CPU backend, "
+                    f"{r['n_envs']} envs ({shape} shape), {label} = **{raw:.2f}** "
+                    f"(target >= 0.6): {_verdict(raw, 0.6)}; per CPU-second "
+                    f"{r['steps_per_cpu_s'] / r['raw_steps_per_cpu_s']:.2f}."
+                )
+        for shape in ("default", "brax"):
+            r = results.get(f"{train}/cpu/{shape}")
+            if r and "error" not in r:
+                lines.append(
+                    f"- Compile of the training step, CPU backend, {shape} shape, {label}: "
+                    f"**{r['compile_s']:.1f} s** (target <= 30 s): "
+                    f"{_verdict(r['compile_s'], 30.0, at_least=False)} ({r['compile_cpu_s']:.1f} "
+                    "CPU-s: XLA compiles on one thread, so about the wall time on an idle "
+                    f"machine); from building the env to the end of the first iteration "
+                    f"{r['first_iteration_s']:.1f} s."
+                )
+        r = results.get(f"{train}/cpu/brax")
+        if r and "error" not in r:
+            lines.append(
+                f"- Peak RSS at 2048 envs (Brax's shape, CPU backend), {label}: "
+                f"**{r['peak_rss_gib']:.2f} GiB** (target <= 4 GiB): "
+                f"{_verdict(r['peak_rss_gib'], 4.0, at_least=False)}."
+            )
+    return lines
+
+
+def _other_ratios(results: dict[str, dict]) -> list[str]:
+    pairs = [
+        ("env-step/cpu/2048", "env-step/mjx/2048", "CPU backend / MJX backend, env stepping, 2048 envs"),
+        ("env-step/cpu/64", "env-step/mjx/64", "CPU backend / MJX backend, env stepping, 64 envs"),
+        ("env-step/cpu/2048", "mujoco-batch/2048", "our CPU env / bare C simulator, 2048 envs"),
+        ("env-step/cpu/64", "mujoco-batch/64", "our CPU env / bare C simulator, 64 envs"),
+        ("env-step/mjx/2048", "mjx-step/2048", "our MJX env / bare vmap(mjx.step), 2048 envs"),
+        ("train-flat-replay/cpu/brax", "train/cpu/brax", "flat replay / as committed, Brax's shape"),
+        ("train-flat-replay/cpu/default", "train/cpu/default", "flat replay / as committed, default shape"),
+    ]
+    lines = []
+    for top, bottom, label in pairs:
+        value = _ratio(results, top, bottom)
+        if value is not None:
+            lines.append(f"- {label}: {value:.2f}")
+    return lines
+
+
+def markdown_section(command: str, facts: dict, results: list[dict]) -> str:
+    ok = {r["case"]: r for r in results if "error" not in r}
+    versions = ", ".join(f"{k} {v}" for k, v in facts["versions"].items())
+    lines = [
+        f"## Run of {facts['date']}",
+        "",
+        f"- Command: `{command}`",
+        f"- Hardware: {facts['cpu']}, {facts['cores']} cores available, "
+        f"{facts['memory_gib']} GiB memory, no accelerator used (JAX on CPU).",
+        f"- Versions: Python {facts['python']}, {versions}; git {facts['git']}.",
+        f"- Load: 1/5/15-min load average at the start "
+        f"{' / '.join(f'{x:.1f}' for x in facts['load_average'])}; per case below. A load "
+        f"above {facts['cores']} means other processes were competing for these cores: "
+        "absolute figures are then low and noisy; compare the ratios of cases run next to "
+        "each other.",
+        "",
+        *_table(results),
+        "",
+        "Training cases time, in turn in one process, the iteration, its rollout alone and "
+        "raw stepping of the same env and batch (random actions, as many steps):",
+        "",
+        *_profile([r for r in results if "error" not in r]),
+        "",
+        "### Targets (ant-modular, this CPU)",
+        "",
+        *_targets(ok),
+        "",
+        "### Other ratios",
+        "",
+        *_other_ratios(ok),
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""Throughput benchmark: raw env stepping, our training and Brax PPO, back to back, one run.
+
+    python benchmarks/throughput.py                      # every case, appends to BENCHMARKS.md
+    python benchmarks/throughput.py --cases env-step/cpu/2048 train/cpu/brax
+    python benchmarks/throughput.py --case train/cpu/brax   # one case, prints its JSON
+
+Each case (see cases.py) runs in a fresh process, so compile caches do not carry over and
+the peak RSS is the case's own. The run appends a section to BENCHMARKS.md with the
+command, hardware, versions, date, the machine's load average around each case (other
+processes compete for the same cores) and the ratios the performance targets are stated
+in. Brax needs the `bench` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULT_PREFIX = "RESULT "
+
+DEFAULT_CASES = (
+    "mujoco-batch/2048",
+    "env-step/cpu/2048",
+    "env-step/mjx/2048",
+    "mjx-step/2048",
+    "train/cpu/brax",
+    "brax-ppo/brax",
+    "train-flat-replay/cpu/brax",
+    "mujoco-batch/64",
+    "env-step/cpu/64",
+    "env-step/mjx/64",
+    "train/cpu/default",
+    "train-flat-replay/cpu/default",
+    "train/mjx/default",
+)
+"""The cases a target compares are run next to each other (noisy, shared machines)."""
+
+
+def run_child(name: str) -> None:
+    from cases import run_case
+
+    result = run_case(name)
+    result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def run_case_process(name: str, timeout_s: float) -> dict:
+    """Run one case in a fresh interpreter; its figures plus load and wall time."""
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--case", name],
+            capture_output=True, text=True, timeout=timeout_s, cwd=ROOT,
+        )
+    except subprocess.TimeoutExpired:
+        return dict(case=name, error=f"timed out after {timeout_s:.0f} s")
+    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    if done.returncode != 0 or not lines:
+        return dict(case=name, error=(done.stderr.strip().splitlines() or ["no output"])[-1])
+    result = json.loads(lines[-1].removeprefix(RESULT_PREFIX))
+    return dict(case=name, **result, load_before=load_before, load_after=os.getloadavg()[0],
+                case_wall_s=time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", help="run this one case and print its figures (JSON)")
+    parser.add_argument("--cases", nargs="+", default=list(DEFAULT_CASES))
+    parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    parser.add_argument("--timeout-s", type=float, default=1800.0, help="per case")
+    args = parser.parse_args()
+    if args.case:
+        run_child(args.case)
+        return
+
+    from report import environment_facts, markdown_section
+
+    command = "python benchmarks/throughput.py " + " ".join(sys.argv[1:])
+    facts = environment_facts()
+    print(json.dumps(facts), flush=True)
+    results = []
+    for name in args.cases:
+        results.append(run_case_process(name, args.timeout_s))
+        print(json.dumps(results[-1]), flush=True)
+    section = markdown_section(command.strip(), facts, results)
+    print(section)
+    with args.out.open("a") as out:
+        out.write("\n" + section)
+    print(f"appended to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The CPU backend: a ModularEnv whose physics is MuJoCo's C simulator (`CpuPhysics`).
+
+On CPU, MuJoCo's C simulator stepped on a thread pool is several times faster than MJX
+(see BENCHMARKS.md). The env is the MJX env's own `ModularEnv` with `CpuPhysics` as its
+simulator: observations, rewards, termination, truncation, auto-reset and episode metrics
+are the same code, run on the C simulator's states. The policy stays in JAX: the physics
+is a `jax.pure_callback` inside the jitted rollout (cpu_simulator.py).
+
+Differences from the MJX env: the C simulator runs in float64 within a control step (MJX
+in float32), and with few solver iterations (the ant: one Newton iteration) the two
+solvers stop at different approximate solutions once contacts form, so trajectories
+agree to float tolerance only while the solver converges. Contact-force features and the
+contact cost are not available (mj_step does not compute MuJoCo's cfrc_ext). Where MuJoCo
+detects a diverging simulation it resets that environment's physics to the model's
+default pose with a warning, where MJX would propagate NaNs.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import jax
+
+from modular_ppo.body import BodyGraph
+from modular_ppo.env.config import EnvConfig
+from modular_ppo.env.cpu_simulator import CpuPhysics, unsupported_reason
+from modular_ppo.env.errors import EnvError
+from modular_ppo.env.modular_env import ModularEnv
+from modular_ppo.env.tasks import Task, make_task
+
+Backend = Literal["auto", "mjx", "cpu"]
+BACKENDS = ("auto", "mjx", "cpu")
+
+
+def cpu_unsupported_reason(body: BodyGraph, task: Task, config: EnvConfig) -> str | None:
+    """Why the CPU backend cannot serve this body and configuration, or None if it can."""
+    if config.contact_forces or task.needs_contact_forces:
+        return ("contact-force features and the contact cost need MuJoCo's cfrc_ext, which "
+                "the CPU backend does not compute: set contact_forces=False and "
+                "contact_cost_weight=0, or use the MJX backend")
+    return unsupported_reason(body.model)
+
+
+def default_backend(body: BodyGraph, config: EnvConfig) -> Literal["mjx", "cpu"]:
+    """"cpu" when JAX runs on CPU and the CPU backend supports the body and config, else
+    "mjx" (on GPU / TPU, MJX is the faster simulator)."""
+    if jax.default_backend() != "cpu":
+        return "mjx"
+    return "mjx" if cpu_unsupported_reason(body, make_task(body, config), config) else "cpu"
+
+
+def make_backend_env(
+    body: BodyGraph, config: EnvConfig = EnvConfig(), backend: Backend = "auto",
+    nthread: int = 0,
+) -> ModularEnv:
+    """The env of `make_env` on the chosen backend ("auto": `default_backend`).
+
+    nthread: threads stepping the CPU backend's batch (0: one per CPU core).
+    """
+    if backend not in BACKENDS:
+        raise EnvError(f"backend = {backend!r}; use \"auto\", \"mjx\" or \"cpu\".")
+    if backend == "auto":
+        backend = default_backend(body, config)
+    task = make_task(body, config)
+    if backend == "mjx":
+        return ModularEnv(body, task, config)
+    reason = cpu_unsupported_reason(body, task, config)
+    if reason:
+        raise EnvError(f"{body.source}: the CPU backend cannot run this env: {reason}.")
+    return ModularEnv(body, task, config, physics=CpuPhysics(body, nthread))
