@@ -93,11 +93,11 @@ class Checkpointer:
     def steps(self) -> list[int]:
         return sorted(self._manager.all_steps())
 
-    def restore_latest(self, template: Any) -> tuple[int, Any]:
+    def restore_latest(self, template: Any, set_aside: bool = False) -> tuple[int, Any]:
         """Restore the newest readable checkpoint into the structure of `template`.
 
-        Falls back to older checkpoints, with a warning, when the newest is unreadable; the
-        unreadable ones are moved aside (to `unreadable-checkpoints/` beside this folder)
+        Falls back to older checkpoints, with a warning, when the newest is unreadable.
+        set_aside: move the unreadable ones to `unreadable-checkpoints/` beside this folder,
         so that training on from the older one can save those steps again.
         """
         steps = self.steps()
@@ -128,7 +128,8 @@ class Checkpointer:
                 )
                 unreadable.append(step)
                 continue
-            self._set_aside(unreadable)
+            if set_aside and unreadable:
+                self._set_aside(unreadable)
             return step, _from_saved(template, saved)
         raise CheckpointError(
             f"{self.directory}: none of the checkpoints {steps} could be read. "
@@ -136,8 +137,6 @@ class Checkpointer:
         )
 
     def _set_aside(self, steps: list[int]) -> None:
-        if not steps:
-            return
         aside = self.directory.parent / "unreadable-checkpoints"
         aside.mkdir(exist_ok=True)
         for step in steps:
@@ -162,9 +161,10 @@ class Checkpointer:
         if identity.get("structure") != expected:
             raise CheckpointError(
                 f"{where}: this checkpoint holds a training state of another shape than the "
-                "run's config.json builds (different network sizes, env count or options). "
-                "The checkpoints and config.json come from different runs: resume the run "
-                "directory that saved these checkpoints, with its own config.json."
+                "run's config.json builds (different network sizes, env count or options, or "
+                "a modular_ppo version that builds them differently). Resume the run "
+                "directory that saved these checkpoints, with its own config.json and the "
+                "modular_ppo version it was trained with."
             )
 
     def close(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -64,5 +65,5 @@ def nonfinite_failure(
         "modules": list(modules),
         "flags": flagged,
         "last_checkpoint": last_checkpoint,
-        "metrics": metrics,
+        "metrics": {k: v if math.isfinite(v) else str(v) for k, v in metrics.items()},
     }

@@ -89,7 +89,7 @@ def run_training(
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)
-        resume_step, state = checkpointer.restore_latest(run.state)
+        resume_step, state = checkpointer.restore_latest(run.state, set_aside=True)
         run = dataclasses.replace(run, state=state)
         _report_resume(run_dir, resume_step, config, console)
     else:
@@ -116,8 +116,8 @@ def run_training(
 def _report_resume(run_dir: Path, step: int, config: TrainRunConfig, console: Console) -> None:
     logged = max((int(row.get("step", 0)) for row in read_metrics(run_dir)), default=0)
     rewind_metrics(run_dir, step)
-    redone = (f"; steps {step:,} to {logged:,}, logged after it, are dropped and redone"
-              if logged > step else "")
+    redone = (f" (metrics logged after it, up to step {logged:,}, are dropped: those steps "
+              "are trained again)" if logged > step else "")
     console.print(f"resuming {run_dir} from its checkpoint at step {step:,}{redone}")
     if (run_dir / FAILURE_FILE).is_file():
         console.print(f"[yellow]warning[/]: this run stopped on non-finite values (see "
