@@ -182,12 +182,14 @@ def _other_ratios(results: dict[str, dict]) -> list[str]:
 def markdown_section(command: str, facts: dict, results: list[dict]) -> str:
     ok = {r["case"]: r for r in results if "error" not in r}
     versions = ", ".join(f"{k} {v}" for k, v in facts["versions"].items())
+    backends = sorted({r["jax_backend"] for r in ok.values() if "jax_backend" in r})
     lines = [
         f"## Run of {facts['date']}",
         "",
         f"- Command: `{command}`",
         f"- Hardware: {facts['cpu']}, {facts['cores']} cores available, "
-        f"{facts['memory_gib']} GiB memory, no accelerator used (JAX on CPU).",
+        f"{facts['memory_gib']} GiB memory; JAX backend of the cases: "
+        f"{', '.join(backends) or 'none'}.",
         f"- Versions: Python {facts['python']}, {versions}; git {facts['git']}.",
         f"- Load: 1/5/15-min load average at the start "
         f"{' / '.join(f'{x:.1f}' for x in facts['load_average'])}; per case below. A load "

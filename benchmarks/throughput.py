@@ -48,6 +48,8 @@ def run_child(name: str) -> None:
 
     result = run_case(name)
     result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    if "jax" in sys.modules:
+        result["jax_backend"] = sys.modules["jax"].default_backend()
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
