@@ -15,9 +15,6 @@ what a user waits for), "peak_rss_gib" (added by throughput.py) and the shape it
                                    jit(scan(vmap(env.step)))
     train/<backend>/<shape>        ppo.train_step with the CLI's default network; shape
                                    "default" (PPOConfig()) or "brax" (Brax's batch shape)
-    train-flat-replay/<backend>/<shape>
-                                   the same with the replay change proposed in
-                                   proposals.py (what-if figures for the PPO stage)
     brax-ppo/<shape>               Brax 0.14.2 PPO on the same MJCF and physics; shape
                                    "brax" (its published ant shape) or "smoke" (tiny)
 """
@@ -192,10 +189,10 @@ def env_step(backend: str, n_envs: int, steps: int = 20, repeats: int = 5) -> di
 
     from modular_ppo.body import load_body
     from modular_ppo.env import EnvConfig
-    from modular_ppo.env.cpu_backend import make_backend_env
+    from modular_ppo.env import make_env
 
     started = time.perf_counter()
-    env = make_backend_env(load_body(BODY), EnvConfig(), backend)
+    env = make_env(load_body(BODY), EnvConfig(), backend)
     state = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), n_envs))
     compiled, compile_s = _compiled_scan(_random_actions_step(env, n_envs), state, steps)
     call = _chained(compiled, state)
@@ -219,7 +216,7 @@ def train(backend: str, shape: str, repeats: int | None = None) -> dict:
 
     from modular_ppo.body import load_body
     from modular_ppo.env import EnvConfig
-    from modular_ppo.env.cpu_backend import make_backend_env
+    from modular_ppo.env import make_env
     from modular_ppo.networks import NetworkConfig, make_network
     from modular_ppo.ppo import PPOConfig, collect_rollout, new_training_state, train_step
 
@@ -227,7 +224,7 @@ def train(backend: str, shape: str, repeats: int | None = None) -> dict:
     repeats = repeats or (3 if config.steps_per_iteration > 50_000 else 20)
     started = time.perf_counter()
     body = load_body(BODY)
-    env = make_backend_env(body, EnvConfig(), backend)
+    env = make_env(body, EnvConfig(), backend)
     network = make_network(body, env.obs_sizes, NetworkConfig(arch="separate"),
                            rngs=nnx.Rngs(0))
     graphdef, state = new_training_state(env, network, config, seed=0)
@@ -259,13 +256,6 @@ def train(backend: str, shape: str, repeats: int | None = None) -> dict:
                 raw_steps_per_cpu_s=rates["raw"]["steps_per_cpu_s"],
                 rollout_s=rates["rollout"]["call_s"], raw_s=rates["raw"]["call_s"],
                 compile_s=compile_s, compile_cpu_s=compile_cpu_s, first_iteration_s=first)
-
-
-def train_flat_replay(backend: str, shape: str) -> dict:
-    from proposals import flat_replay_installed
-
-    with flat_replay_installed():
-        return train(backend, shape)
 
 
 def brax_ppo(shape: dict[str, int], epochs: int = 3) -> dict:
@@ -301,7 +291,6 @@ CASES: dict[str, Callable[..., dict]] = {
     "mjx-step": lambda n: mjx_step(int(n)),
     "env-step": lambda backend, n: env_step(backend, int(n)),
     "train": train,
-    "train-flat-replay": train_flat_replay,
     "brax-ppo": lambda shape: brax_ppo(BRAX_PPO_SHAPES[shape]),
 }
 

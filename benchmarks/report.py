@@ -17,7 +17,6 @@ DESCRIPTIONS = {
     "mjx-step": "vmap(mjx.step) x 5, random ctrl",
     "env-step": "our env, {0} backend, random actions",
     "train": "ppo.train_step, {0} backend, {1} shape",
-    "train-flat-replay": "as train, with the proposed flat replay, {0} backend, {1} shape",
     "brax-ppo": "Brax PPO (its MJX ant task) on bodies/ant-modular.xml",
 }
 
@@ -120,44 +119,42 @@ def _verdict(value: float | None, target: float, at_least: bool = True) -> str:
 
 def _targets(results: dict[str, dict]) -> list[str]:
     lines = []
-    for train in ("train", "train-flat-replay"):
-        label = "as committed" if train == "train" else "with the proposed flat replay"
-        brax = _ratio(results, f"{train}/cpu/brax", "brax-ppo/brax")
-        brax_cpu = _ratio(results, f"{train}/cpu/brax", "brax-ppo/brax", "steps_per_cpu_s")
-        if brax is not None:
+    brax = _ratio(results, "train/cpu/brax", "brax-ppo/brax")
+    brax_cpu = _ratio(results, "train/cpu/brax", "brax-ppo/brax", "steps_per_cpu_s")
+    if brax is not None:
+        lines.append(
+            f"- Training env-steps/s, CPU backend, Brax's batch shape / Brax PPO "
+            f"= **{brax:.2f}x** (target >= 2x): {_verdict(brax, 2.0)}; per CPU-second "
+            f"{brax_cpu:.2f}x."
+        )
+    for shape in ("brax", "default"):
+        r = results.get(f"train/cpu/{shape}")
+        if r:
+            raw = r["steps_per_s"] / r["raw_steps_per_s"]
             lines.append(
-                f"- Training env-steps/s, CPU backend, Brax's batch shape, {label} / Brax PPO "
-                f"= **{brax:.2f}x** (target >= 2x): {_verdict(brax, 2.0)}; per CPU-second "
-                f"{brax_cpu:.2f}x."
+                f"- Training / raw stepping of the same env and batch, CPU backend, "
+                f"{r['n_envs']} envs ({shape} shape) = **{raw:.2f}** "
+                f"(target >= 0.6): {_verdict(raw, 0.6)}; per CPU-second "
+                f"{r['steps_per_cpu_s'] / r['raw_steps_per_cpu_s']:.2f}."
             )
-        for shape in ("brax", "default"):
-            r = results.get(f"{train}/cpu/{shape}")
-            if r:
-                raw = r["steps_per_s"] / r["raw_steps_per_s"]
-                lines.append(
-                    f"- Training / raw stepping of the same env and batch, CPU backend, "
-                    f"{r['n_envs']} envs ({shape} shape), {label} = **{raw:.2f}** "
-                    f"(target >= 0.6): {_verdict(raw, 0.6)}; per CPU-second "
-                    f"{r['steps_per_cpu_s'] / r['raw_steps_per_cpu_s']:.2f}."
-                )
-        for shape in ("default", "brax"):
-            r = results.get(f"{train}/cpu/{shape}")
-            if r and "error" not in r:
-                lines.append(
-                    f"- Compile of the training step, CPU backend, {shape} shape, {label}: "
-                    f"**{r['compile_s']:.1f} s** (target <= 30 s): "
-                    f"{_verdict(r['compile_s'], 30.0, at_least=False)} ({r['compile_cpu_s']:.1f} "
-                    "CPU-s: XLA compiles on one thread, so about the wall time on an idle "
-                    f"machine); from building the env to the end of the first iteration "
-                    f"{r['first_iteration_s']:.1f} s."
-                )
-        r = results.get(f"{train}/cpu/brax")
+    for shape in ("default", "brax"):
+        r = results.get(f"train/cpu/{shape}")
         if r and "error" not in r:
             lines.append(
-                f"- Peak RSS at 2048 envs (Brax's shape, CPU backend), {label}: "
-                f"**{r['peak_rss_gib']:.2f} GiB** (target <= 4 GiB): "
-                f"{_verdict(r['peak_rss_gib'], 4.0, at_least=False)}."
+                f"- Compile of the training step, CPU backend, {shape} shape: "
+                f"**{r['compile_s']:.1f} s** (target <= 30 s): "
+                f"{_verdict(r['compile_s'], 30.0, at_least=False)} ({r['compile_cpu_s']:.1f} "
+                "CPU-s: XLA compiles on one thread, so about the wall time on an idle "
+                f"machine); from building the env to the end of the first iteration "
+                f"{r['first_iteration_s']:.1f} s."
             )
+    r = results.get("train/cpu/brax")
+    if r and "error" not in r:
+        lines.append(
+            f"- Peak RSS at 2048 envs (Brax's shape, CPU backend): "
+            f"**{r['peak_rss_gib']:.2f} GiB** (target <= 4 GiB): "
+            f"{_verdict(r['peak_rss_gib'], 4.0, at_least=False)}."
+        )
     return lines
 
 
@@ -168,8 +165,6 @@ def _other_ratios(results: dict[str, dict]) -> list[str]:
         ("env-step/cpu/2048", "mujoco-batch/2048", "our CPU env / bare C simulator, 2048 envs"),
         ("env-step/cpu/64", "mujoco-batch/64", "our CPU env / bare C simulator, 64 envs"),
         ("env-step/mjx/2048", "mjx-step/2048", "our MJX env / bare vmap(mjx.step), 2048 envs"),
-        ("train-flat-replay/cpu/brax", "train/cpu/brax", "flat replay / as committed, Brax's shape"),
-        ("train-flat-replay/cpu/default", "train/cpu/default", "flat replay / as committed, default shape"),
     ]
     lines = []
     for top, bottom, label in pairs:

@@ -32,12 +32,10 @@ DEFAULT_CASES = (
     "mjx-step/2048",
     "train/cpu/brax",
     "brax-ppo/brax",
-    "train-flat-replay/cpu/brax",
     "mujoco-batch/64",
     "env-step/cpu/64",
     "env-step/mjx/64",
     "train/cpu/default",
-    "train-flat-replay/cpu/default",
     "train/mjx/default",
 )
 """The cases a target compares are run next to each other (noisy, shared machines)."""

@@ -1,7 +1,9 @@
 """Stage 2 of the pipeline: BodyGraph -> ModularEnv (pure JAX, on MuJoCo MJX).
 
 Contract (what later stages may use):
-- `make_env(body, EnvConfig(...)) -> ModularEnv`; `ModularEnv(body, task, config,
+- `make_env(body, EnvConfig(...), backend="mjx") -> ModularEnv`; backend "cpu" steps
+  MuJoCo's C simulator on a thread pool inside the jitted code (same observations and
+  rewards), "auto" picks by hardware (`default_backend`). `ModularEnv(body, task, config,
   physics=None)` for a custom `Task` or another `Simulator` (default: MJX).
   `EnvConfig` is a frozen, validated, tyro-ready dataclass (task name, neighbour_hops,
   global / body / contact / previous-action features, episode_length, team_reward
@@ -41,7 +43,8 @@ Contract (what later stages may use):
 
 from modular_ppo.env.config import EnvConfig
 from modular_ppo.env.errors import ActionError, EnvError, UnsupportedModelError
-from modular_ppo.env.factory import make_env
+from modular_ppo.env.cpu_backend import default_backend
+from modular_ppo.env.factory import BACKENDS, Backend, make_env
 from modular_ppo.env.modular_env import ModularEnv
 from modular_ppo.env.observations import ObsBlock, describe_observations, observation_layout
 from modular_ppo.env.physics import Simulator
@@ -50,6 +53,8 @@ from modular_ppo.env.types import ModularEnvProtocol, State
 
 __all__ = [
     "ActionError",
+    "BACKENDS",
+    "Backend",
     "EnvConfig",
     "EnvError",
     "ModularEnv",
@@ -62,6 +67,7 @@ __all__ = [
     "Task",
     "Transition",
     "UnsupportedModelError",
+    "default_backend",
     "describe_observations",
     "make_env",
     "make_task",

@@ -23,13 +23,8 @@ import jax
 
 from modular_ppo.body import BodyGraph
 from modular_ppo.env.config import EnvConfig
-from modular_ppo.env.cpu_simulator import CpuPhysics, unsupported_reason
-from modular_ppo.env.errors import EnvError
-from modular_ppo.env.modular_env import ModularEnv
+from modular_ppo.env.cpu_simulator import unsupported_reason
 from modular_ppo.env.tasks import Task, make_task
-
-Backend = Literal["auto", "mjx", "cpu"]
-BACKENDS = ("auto", "mjx", "cpu")
 
 
 def cpu_unsupported_reason(body: BodyGraph, task: Task, config: EnvConfig) -> str | None:
@@ -47,24 +42,3 @@ def default_backend(body: BodyGraph, config: EnvConfig) -> Literal["mjx", "cpu"]
     if jax.default_backend() != "cpu":
         return "mjx"
     return "mjx" if cpu_unsupported_reason(body, make_task(body, config), config) else "cpu"
-
-
-def make_backend_env(
-    body: BodyGraph, config: EnvConfig = EnvConfig(), backend: Backend = "auto",
-    nthread: int = 0,
-) -> ModularEnv:
-    """The env of `make_env` on the chosen backend ("auto": `default_backend`).
-
-    nthread: threads stepping the CPU backend's batch (0: one per CPU core).
-    """
-    if backend not in BACKENDS:
-        raise EnvError(f"backend = {backend!r}; use \"auto\", \"mjx\" or \"cpu\".")
-    if backend == "auto":
-        backend = default_backend(body, config)
-    task = make_task(body, config)
-    if backend == "mjx":
-        return ModularEnv(body, task, config)
-    reason = cpu_unsupported_reason(body, task, config)
-    if reason:
-        raise EnvError(f"{body.source}: the CPU backend cannot run this env: {reason}.")
-    return ModularEnv(body, task, config, physics=CpuPhysics(body, nthread))

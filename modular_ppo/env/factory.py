@@ -1,13 +1,39 @@
-"""make_env: a BodyGraph and an EnvConfig -> a ModularEnv."""
+"""make_env: a BodyGraph, an EnvConfig and a simulator backend -> a ModularEnv."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from modular_ppo.body import BodyGraph
 from modular_ppo.env.config import EnvConfig
+from modular_ppo.env.cpu_backend import cpu_unsupported_reason, default_backend
+from modular_ppo.env.cpu_simulator import CpuPhysics
+from modular_ppo.env.errors import EnvError
 from modular_ppo.env.modular_env import ModularEnv
 from modular_ppo.env.tasks import make_task
 
+Backend = Literal["auto", "mjx", "cpu"]
+BACKENDS: tuple[str, ...] = ("auto", "mjx", "cpu")
 
-def make_env(body: BodyGraph, config: EnvConfig = EnvConfig()) -> ModularEnv:
-    """The environment for `body` with the task, observations and episodes of `config`."""
-    return ModularEnv(body, make_task(body, config), config)
+
+def make_env(
+    body: BodyGraph, config: EnvConfig = EnvConfig(), backend: Backend = "mjx",
+    nthread: int = 0,
+) -> ModularEnv:
+    """The environment for `body` with the task, observations and episodes of `config`.
+
+    backend: "mjx" (MuJoCo MJX, in JAX), "cpu" (MuJoCo's C simulator on a thread pool,
+    see cpu_backend.py) or "auto" (`default_backend`: "cpu" when JAX runs on CPU and the
+    body allows it, else "mjx"). nthread: threads of the CPU backend (0: one per core).
+    """
+    if backend not in BACKENDS:
+        raise EnvError(f"backend = {backend!r}; use \"auto\", \"mjx\" or \"cpu\".")
+    if backend == "auto":
+        backend = default_backend(body, config)
+    task = make_task(body, config)
+    if backend == "mjx":
+        return ModularEnv(body, task, config)
+    reason = cpu_unsupported_reason(body, task, config)
+    if reason:
+        raise EnvError(f"{body.source}: the CPU backend cannot run this env: {reason}.")
+    return ModularEnv(body, task, config, physics=CpuPhysics(body, nthread))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from modular_ppo.ppo.errors import PPOConfigError
 
@@ -67,6 +68,11 @@ class PPOConfig:
             f"must be divisible by n_minibatches = {self.n_minibatches}, because minibatches "
             "hold whole environments. Choose n_envs a multiple of n_minibatches.",
         )
+        for field in ("learning_rate", "gamma", "gae_lambda", "clip_range",
+                      "critic_loss_weight", "gradient_clipping", "weight_decay"):
+            value = getattr(self, field)
+            _require(value is None or math.isfinite(value), name, field, value,
+                     "must be a finite number.")
         _require(self.learning_rate >= 0, name, "learning_rate", self.learning_rate,
                  "must be >= 0.")
         _require(0 <= self.gamma <= 1, name, "gamma", self.gamma, "must be in [0, 1].")

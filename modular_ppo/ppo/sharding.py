@@ -34,9 +34,12 @@ def check_data_parallel(config: PPOConfig, n_devices: int) -> None:
 
 
 def along_envs(tree: PyTree, env_axis: int, mesh: Mesh) -> PyTree[NamedSharding]:
-    """Shardings that split axis `env_axis` of every leaf over the mesh's data axis."""
-    sharding = NamedSharding(mesh, PartitionSpec(*(None,) * env_axis, DATA_AXIS))
-    return jax.tree.map(lambda _: sharding, tree)
+    """Shardings that split axis `env_axis` of every leaf over the mesh's data axis.
+    Leaves without elements (e.g. MuJoCo's `act` of a body without activations) are
+    replicated: XLA gives them back replicated from a jitted step whatever was asked."""
+    split = NamedSharding(mesh, PartitionSpec(*(None,) * env_axis, DATA_AXIS))
+    whole = NamedSharding(mesh, PartitionSpec())
+    return jax.tree.map(lambda leaf: split if np.prod(leaf.shape) else whole, tree)
 
 
 def replicated(tree: PyTree, mesh: Mesh) -> PyTree[NamedSharding]:

@@ -9,7 +9,7 @@ import jax
 from flax import nnx
 
 from modular_ppo.body import BodyGraph, load_body
-from modular_ppo.env import make_env
+from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import make_network
@@ -36,12 +36,18 @@ class Run:
 
 def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> Run:
     """Body, env, network and a fresh training state from the config (nothing on disk).
+    The run's config has the backend "auto" resolved to the one chosen.
 
     env: train in this environment (a custom task, a wrapper) instead of the one
     `config.body`, `config.partition` and `config.env` describe; its `body` is the run's.
     """
     if env is None:
-        env = make_env(load_body(config.body, config.partition), config.env)
+        body = load_body(config.body, config.partition)
+        backend = config.backend
+        if backend == "auto":
+            backend = default_backend(body, config.env)
+            config = dataclasses.replace(config, backend=backend)
+        env = make_env(body, config.env, backend)
     else:
         check_env_rewards(env)
     network = make_network(env.body, env.obs_sizes, config.network, rngs=nnx.Rngs(config.seed))

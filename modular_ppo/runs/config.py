@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from modular_ppo.env import EnvConfig
+from modular_ppo.env import Backend, EnvConfig
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfig
 from modular_ppo.ppo import EvalConfig, PPOConfig
@@ -36,6 +36,11 @@ class TrainRunConfig:
     same run."""
     network: Annotated[NetworkConfig, tyro.conf.OmitArgPrefixes] = NetworkConfig(arch="separate")
     """Architecture (`--arch`) and network sizes."""
+    backend: Backend = "auto"
+    """Simulator: "cpu" (MuJoCo's C simulator on a thread pool, several times faster than
+    MJX when JAX runs on CPU), "mjx" (MuJoCo MJX inside JAX, the one for GPUs) or "auto"
+    ("cpu" when JAX runs on CPU and the body allows it, else "mjx"). The run records the
+    backend it used, and a resumed run keeps it."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = PPOConfig()
@@ -166,6 +171,8 @@ def config_to_json(config: TrainRunConfig) -> dict[str, Any]:
 
 def config_from_json(data: dict[str, Any]) -> TrainRunConfig:
     """Rebuild a TrainRunConfig written by `config_to_json` (nested configs, tuples, paths)."""
+    if "backend" not in data:  # written before the CPU backend existed: those ran on MJX
+        data = {**data, "backend": "mjx"}
     return _from_json(TrainRunConfig, data)
 
 

@@ -95,7 +95,7 @@ def run_training(
     else:
         run_dir = new_run_dir(config.runs_root, run.body.name, config.run_name)
         checkpointer = checkpointer_for(run_dir, run)
-    write_json(run_dir / CONFIG_FILE, _run_record(config, run))
+    write_json(run_dir / CONFIG_FILE, _run_record(run.config, run))
     console.print(f"run dir: [bold]{run_dir}[/]")
 
     log = MetricsLog(run_dir)

@@ -16,7 +16,7 @@ import pytest
 
 from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import EnvConfig, EnvError, make_env
-from modular_ppo.env.cpu_backend import default_backend, make_backend_env
+from modular_ppo.env import default_backend, make_env
 
 N_ENVS = 2
 N_STEPS = 8
@@ -67,7 +67,7 @@ def _rollout(env, actions, compiler_options=None):
 def against_mjx():
     body = _converged_ant()
     mjx_env = make_env(body, CONFIG)
-    cpu_env = make_backend_env(body, CONFIG, "cpu")
+    cpu_env = make_env(body, CONFIG, "cpu")
     actions = _actions(mjx_env, seed=0)
     return _rollout(mjx_env, actions, FAST_COMPILE), _rollout(cpu_env, actions)
 
@@ -106,7 +106,7 @@ def test_termination_truncation_and_auto_reset_match_the_mjx_env(against_mjx):
 @pytest.fixture(scope="module")
 def stock_ant():
     body = load_body("ant-modular")
-    env = make_backend_env(body, CONFIG, "cpu")
+    env = make_env(body, CONFIG, "cpu")
     actions = _actions(env, seed=1)
     return body, env, actions, _rollout(env, actions)
 
@@ -158,11 +158,11 @@ def test_contact_forces_ask_for_the_mjx_backend():
     body = load_body("ant-modular")
     config = EnvConfig(contact_forces=True)
     with pytest.raises(EnvError, match="contact_forces=False.*MJX backend"):
-        make_backend_env(body, config, "cpu")
+        make_env(body, config, "cpu")
     with pytest.raises(EnvError, match="no mjx.Model; use env.body.model"):
-        make_backend_env(body, EnvConfig(), "cpu").mjx_model
+        make_env(body, EnvConfig(), "cpu").mjx_model
     assert default_backend(body, config) == "mjx"
     assert default_backend(body, EnvConfig()) == ("cpu" if jax.default_backend() == "cpu"
                                                   else "mjx")
     with pytest.raises(EnvError, match='"auto", "mjx" or "cpu"'):
-        make_backend_env(body, EnvConfig(), "warp")
+        make_env(body, EnvConfig(), "warp")

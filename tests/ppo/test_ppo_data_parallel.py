@@ -132,3 +132,15 @@ def test_initialize_distributed_names_the_bad_argument(arguments, named):
     with pytest.raises(DistributedSetupError, match=rf"^{named} = "):
         initialize_distributed(*arguments)
 
+
+
+def test_leaves_without_elements_stay_replicated():
+    """A jitted step hands empty leaves (MuJoCo's `act` of a body without activations)
+    back replicated; asking for them split would make the next call refuse the state."""
+    from jax.sharding import PartitionSpec
+
+    from modular_ppo.ppo.sharding import DATA_AXIS, along_envs, data_mesh
+
+    shardings = along_envs({"qpos": np.zeros((4, 3)), "act": np.zeros((4, 0))}, 0, data_mesh())
+    assert shardings["qpos"].spec == PartitionSpec(DATA_AXIS)
+    assert shardings["act"].spec == PartitionSpec()
