@@ -1,11 +1,14 @@
-"""Learning curves of a modular_ppo run against Brax PPO, by wall time and by env steps.
+"""Learning curves of modular_ppo runs (and Brax PPO), by wall time and by env steps.
 
-Reads our run's metrics.jsonl (eval rows: eval/team_return, eval/forward_velocity,
-time/elapsed_s) and the JSON written by benchmarks/brax_ppo.py, prints a table of eval return
-and forward velocity at fixed wall-clock minutes for both, and appends it to BENCHMARKS.md.
+Reads each run's metrics.jsonl (eval rows: eval/team_return, eval/forward_velocity,
+eval/length, time/elapsed_s, compile included) and, optionally, the JSON written by
+benchmarks/brax_ppo.py. Prints a table of eval return, forward velocity and episode length
+at fixed wall-clock minutes, appends it to BENCHMARKS.md, and draws every curve against
+wall time and against env steps in one PNG.
 
     python benchmarks/learning_curves.py --run runs/ant-modular/<run> \
-        --brax benchmarks/results/brax_ant.json --minutes 5 10 15 20 25 30 --note "..."
+        --brax benchmarks/results/brax_ant.json --minutes 5 10 15 20 25 30 \
+        --png benchmarks/results/ant_curves.png --note "..."
 """
 
 from __future__ import annotations
@@ -13,25 +16,29 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import platform
 from pathlib import Path
 
+Curve = list[dict[str, float]]
 
-def our_curve(run_dir: Path) -> list[dict[str, float]]:
+
+def our_curve(run_dir: Path) -> Curve:
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()
             if line.strip()]
     return [
         {"steps": r["step"], "wall_s": r["time/elapsed_s"], "eval_return": r["eval/team_return"],
-         "eval_forward_velocity": r.get("eval/forward_velocity", float("nan"))}
+         "eval_forward_velocity": r.get("eval/forward_velocity", float("nan")),
+         "eval_episode_length": r.get("eval/length", float("nan"))}
         for r in rows if "eval/team_return" in r and "time/elapsed_s" in r
     ]
 
 
-def brax_curve(path: Path) -> list[dict[str, float]]:
+def brax_curve(path: Path) -> Curve:
     return json.loads(path.read_text())["curve"]
 
 
-def at_minute(curve: list[dict[str, float]], minute: float) -> dict[str, float] | None:
+def at_minute(curve: Curve, minute: float) -> dict[str, float] | None:
     """The last eval done by `minute` minutes of wall time."""
     done = [row for row in curve if row["wall_s"] <= minute * 60]
     return done[-1] if done else None
@@ -39,34 +46,79 @@ def at_minute(curve: list[dict[str, float]], minute: float) -> dict[str, float] 
 
 def _fmt(row: dict[str, float] | None) -> str:
     if row is None:
-        return "— | — | —"
+        return "— | — | — | —"
     return (f"{row['steps'] / 1e6:.2f}M | {row['eval_return']:.0f} | "
-            f"{row['eval_forward_velocity']:.2f}")
+            f"{row['eval_forward_velocity']:.2f} | {row.get('eval_episode_length', float('nan')):.0f}")
+
+
+def _label(run_dir: Path) -> str:
+    config = json.loads((run_dir / "config.json").read_text())["config"]
+    ppo = config["ppo"]
+    return (f"{run_dir.name}: {config['body']} {config['network']['arch']} "
+            f"({config.get('backend', 'mjx')}, {ppo['n_envs']} envs x {ppo['rollout_length']})")
+
+
+def plot(curves: dict[str, Curve], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharey="row")
+    for label, curve in curves.items():
+        minutes = [r["wall_s"] / 60 for r in curve]
+        steps = [r["steps"] / 1e6 for r in curve]
+        for row, key in enumerate(("eval_return", "eval_forward_velocity")):
+            values = [r[key] for r in curve]
+            axes[row][0].plot(minutes, values, marker=".", label=label)
+            axes[row][1].plot(steps, values, marker=".", label=label)
+    for row, name in enumerate(("eval return", "eval forward velocity (m/s)")):
+        axes[row][0].set_ylabel(name)
+    axes[1][0].set_xlabel("wall time, compile included (min)")
+    axes[1][1].set_xlabel("env steps (M)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", type=Path, required=True)
-    parser.add_argument("--brax", type=Path, required=True)
+    parser.add_argument("--run", type=Path, action="append", required=True,
+                        help="a run directory; repeat for several runs")
+    parser.add_argument("--brax", type=Path, help="JSON written by benchmarks/brax_ppo.py")
     parser.add_argument("--minutes", type=float, nargs="+", default=[5, 10, 15, 20, 25, 30])
+    parser.add_argument("--title", default="Learning curves")
     parser.add_argument("--note", default="", help="load conditions and anything unusual")
+    parser.add_argument("--png", type=Path, help="also draw the curves to this PNG")
     parser.add_argument("--out", type=Path, default=Path("BENCHMARKS.md"))
     args = parser.parse_args()
 
-    ours, brax = our_curve(args.run), brax_curve(args.brax)
-    config = json.loads((args.run / "config.json").read_text())["config"]
+    curves = {_label(run): our_curve(run) for run in args.run}
+    if args.brax:
+        curves["Brax PPO (ant, 2048 envs)"] = brax_curve(args.brax)
+    columns = " | ".join(f"{label}: steps | return | fwd vel | ep length" for label in curves)
     lines = [
-        f"### Learning, ant-modular vs Brax PPO ({dt.date.today()})",
+        f"### {args.title} ({dt.date.today()})",
         "",
-        f"Host: {platform.machine()}, {platform.processor() or 'CPU'}; {args.note}",
-        f"Ours: `{args.run}` arch={config['network']['arch']}, n_envs={config['ppo']['n_envs']}, "
-        f"rollout={config['ppo']['rollout_length']}. Brax: `{args.brax}`.",
+        f"- Command: `python benchmarks/learning_curves.py "
+        f"{' '.join('--run ' + str(r) for r in args.run)}"
+        f"{' --brax ' + str(args.brax) if args.brax else ''}`",
+        f"- Host: {platform.machine()}, {os.cpu_count()} cores. {args.note}",
+        "- Each cell: env steps done, then the last evaluation by that minute (wall time from "
+        "the start of the process, compile and evaluations included): team return, forward "
+        "velocity (m/s), episode length.",
         "",
-        "| wall min | ours steps | ours eval return | ours fwd vel | Brax steps | Brax eval return | Brax fwd vel |",
-        "|---|---|---|---|---|---|---|",
+        f"| wall min | {columns} |",
+        "|---|" + "---|" * (4 * len(curves)),
     ]
     for minute in args.minutes:
-        lines.append(f"| {minute:g} | {_fmt(at_minute(ours, minute))} | {_fmt(at_minute(brax, minute))} |")
+        cells = " | ".join(_fmt(at_minute(curve, minute)) for curve in curves.values())
+        lines.append(f"| {minute:g} | {cells} |")
+    if args.png:
+        lines += ["", f"Curves against wall time and env steps: `{plot(curves, args.png)}`."]
     text = "\n".join(lines) + "\n"
     print(text)
     with open(args.out, "a") as f:

@@ -79,7 +79,7 @@ Building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage
 """
 
 from modular_ppo.ppo.batch import Minibatch, make_batch, policy_advantages, split_environments
-from modular_ppo.ppo.config import EvalConfig, PPOConfig
+from modular_ppo.ppo.config import EvalConfig, PPOConfig, default_ppo_config
 from modular_ppo.ppo.distributed import initialize_distributed
 from modular_ppo.ppo.errors import DistributedSetupError, NetworkEnvMismatch, PPOConfigError
 from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
@@ -108,6 +108,7 @@ __all__ = [
     "NetworkEnvMismatch",
     "OnIteration",
     "PPOConfig",
+    "default_ppo_config",
     "PPOConfigError",
     "Replay",
     "Rollout",

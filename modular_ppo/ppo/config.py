@@ -120,3 +120,30 @@ class EvalConfig:
             name, "episode_length", self.episode_length,
             "must be a positive integer, or None for the environment's episode_length.",
         )
+
+
+LOCOMOTION = dict(gamma=0.97, combine_advantages=True)
+"""What `default_ppo_config` adds to `PPOConfig()` for the CLI's locomotion tasks: Brax's
+discount for its ant, and every policy trained on the team advantage (the sum of the
+modules' GAE). On ant-modular these learned a faster gait per env step than PPOConfig()
+(BENCHMARKS.md, learning)."""
+
+GPU_SHAPE = dict(n_envs=4096, rollout_length=16, n_minibatches=16, total_steps=100_000_000)
+"""The batch shape `default_ppo_config` picks on a GPU or TPU: MJX's cost per step hardly
+grows with the batch there (Brax trains its MJX ant with 4096 envs), so many environments
+and fewer updates per sample. Not yet measured on a GPU by this repository."""
+
+CPU_SHAPE = dict(total_steps=5_000_000)
+"""On CPU: PPOConfig()'s sample-efficient shape (64 envs x 32 steps, 16 updates per
+iteration; each env step costs the same at any batch size there), for 5M steps (about
+15 minutes on 2 cores)."""
+
+
+def default_ppo_config(platform: str | None = None) -> PPOConfig:
+    """The `cli.py train` default: `LOCOMOTION` settings with `CPU_SHAPE` when JAX runs on
+    CPU, `GPU_SHAPE` on an accelerator. platform: "cpu", "gpu" or "tpu" (default: JAX's)."""
+    if platform is None:
+        import jax
+
+        platform = jax.default_backend()
+    return PPOConfig(**LOCOMOTION, **(CPU_SHAPE if platform == "cpu" else GPU_SHAPE))

@@ -53,3 +53,12 @@ def test_divisibility_error_says_how_to_fix():
 def test_bad_eval_config_names_the_field(changes, field):
     with pytest.raises(PPOConfigError, match=rf"EvalConfig\.{field} = "):
         EvalConfig(**changes)
+
+
+def test_default_batch_shape_follows_the_hardware():
+    from modular_ppo.ppo import default_ppo_config
+
+    cpu, gpu = default_ppo_config("cpu"), default_ppo_config("gpu")
+    assert (cpu.n_envs, cpu.rollout_length) == (PPOConfig().n_envs, PPOConfig().rollout_length)
+    assert gpu.steps_per_iteration > 10 * cpu.steps_per_iteration
+    assert cpu.gamma == gpu.gamma == 0.97 and cpu.combine_advantages and gpu.combine_advantages

@@ -76,20 +76,24 @@ CLI_CASES = [
           ))),
           "could not compile", "nope.stl", "Fix that element"),
     _case("mjcf_pgs_solver_refused_by_mjx",
-          lambda p: p.train(p.xml(tiny_xml(option='solver="PGS"'))),
+          lambda p: p.train(p.xml(tiny_xml(option='solver="PGS"')), "--backend", "mjx"),
           "MJX cannot simulate", "PGS", 'set <option solver="Newton"/>'),
     _case("mjcf_ellipsoid_box_collision_refused_by_mjx",
           lambda p: p.train(p.xml(tiny_xml(
               world='<geom type="box" size="1 1 0.1" pos="0 0 -1"/>',
               base='<geom type="ellipsoid" size="0.05 0.05 0.08"/>',
-          ))),
+          )), "--backend", "mjx"),
           "MJX cannot simulate", "ellipsoid", "another type", "<contact><exclude>"),
     _case("mjcf_body_transmission_refused_by_mjx",
           lambda p: p.train(p.xml(tiny_xml(actuators=(
               '<adhesion name="stick" body="base" ctrlrange="0 1"/>'
               '<motor name="bend" joint="elbow" ctrlrange="-1 1"/>'
-          )))),
+          ))), "--backend", "mjx"),
           "MJX cannot simulate", "mjTRN_BODY", "Change or remove that feature"),
+    _case("cpu_backend_without_contact_forces",
+          lambda p: p.train(p.body, "--backend", "cpu", "--env.contact-forces"),
+          "the CPU backend cannot run this env", "contact-force features",
+          "or use the MJX backend"),
     _case("mjcf_no_actuators", lambda p: p.train(p.xml(tiny_xml(actuators=""))),
           "no actuators", "Add <actuator> elements"),
     _case("mjcf_healthy_angle_without_root_hinge",
