@@ -149,7 +149,7 @@ CLI_CASES = [
     _case("clip_range_zero", lambda p: p.train(p.body, "--ppo.clip-range", "0"),
           "PPOConfig.clip_range = 0.0", "(0, 1), e.g. 0.2"),
     _case("learning_rate_infinite", lambda p: p.train(p.body, "--ppo.learning-rate", "inf"),
-          "--ppo.learning-rate = inf", "give a finite number"),
+          "PPOConfig.learning_rate = inf", "must be a finite number"),
     _case("episode_length_zero", lambda p: p.train(p.body, "--env.episode-length", "0"),
           "EnvConfig.episode_length = 0", "positive number of control steps"),
     _case("unknown_task", lambda p: p.train(p.body, "--env.task", "fly"),
