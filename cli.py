@@ -1,7 +1,8 @@
 """modular_ppo command line: train, eval, render, analyse, bodies.
 
     python cli.py train --body ant-modular [--arch shared] [--ppo.total-steps N] [--resume RUN_DIR]
-    python cli.py eval --run RUN_DIR
+    python cli.py train --body centipede-4,centipede-6 --arch shared  (one network, several bodies)
+    python cli.py eval --run RUN_DIR [--body OTHER_BODY]
     python cli.py render --run RUN_DIR --out video.mp4
     python cli.py analyse RUN_DIR [RUN_DIR ...]
     python cli.py bodies list | show NAME_OR_PATH [--png FILE]
@@ -33,12 +34,20 @@ from modular_ppo.runs.train_run import TrainingInterrupted, run_training  # noqa
 
 @dataclasses.dataclass(frozen=True)
 class Eval:
-    """Evaluate a run's latest checkpoint: deterministic and stochastic returns per module."""
+    """Evaluate a run's latest checkpoint: deterministic and stochastic returns per module,
+    on the bodies it trained on or zero-shot on another."""
 
     run: Path
     """The run directory (runs/<body>/<timestamp>)."""
     episodes: int = 16
     """Episodes per mode."""
+    body: str | None = None
+    """Evaluate on this body instead (bundled name or MJCF path). One the run did not train
+    on gets the run's parameters unchanged in a network built for it (the run's --arch and
+    max sizes: shared, graph or attention runs only)."""
+    warmup_steps: int = 4096
+    """With --body a body the run did not train on: env steps of the policy acting on it
+    that estimate its observation normaliser statistics (no reward used); 0: none."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +60,8 @@ class Render:
     """Output file, .mp4 or .gif."""
     steps: int = 250
     """Control steps to render."""
+    body: str | None = None
+    """Render the policy on this body (default: the run's first body); see `eval --body`."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,9 +133,10 @@ def _run(command: object, console: Console) -> None:
     if isinstance(command, TrainRunConfig):
         run_training(command, console)
     elif isinstance(command, Eval):
-        commands.evaluate_run(command.run, command.episodes, console)
+        commands.evaluate_run(command.run, command.episodes, console, command.body,
+                              command.warmup_steps)
     elif isinstance(command, Render):
-        commands.render_run(command.run, command.out, command.steps, console)
+        commands.render_run(command.run, command.out, command.steps, console, command.body)
     elif isinstance(command, Analyse):
         commands.analyse_runs(list(command.runs), command.png, console)
     elif isinstance(command, BodiesList):

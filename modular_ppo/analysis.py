@@ -3,6 +3,8 @@
 Reads run dirs (metrics.jsonl, config.json) and gives, per module, critic loss, explained
 variance, advantage std and return at the start, middle and end of training, as rows for a
 table, and PNG plots of critic loss and explained variance over steps (several runs overlaid).
+A multi-body run's modules are "<body>/<module>" (its metric names), and `body_table` gives
+each body's team return and mean critic loss.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class RunCurves:
     run_dir: Path
     label: str
     modules: tuple[str, ...]
+    bodies: tuple[str, ...]
+    """The bodies of a multi-body run; empty for a single-body run."""
     steps: np.ndarray
     series: dict[str, np.ndarray]
     """metric key (e.g. "losses/critic/torso") -> values, NaN where a row lacks the key."""
@@ -75,6 +79,7 @@ def load_run(run_dir: Path | str) -> RunCurves:
         run_dir=run_dir,
         label=label,
         modules=_modules_of(rows, config),
+        bodies=tuple(config.get("bodies", ())),
         steps=np.array([r["step"] for r in rows], dtype=np.int64),
         series=series,
     )
@@ -104,6 +109,24 @@ def module_table(run: RunCurves) -> list[dict[str, object]]:
         row: dict[str, object] = {"module": module}
         for metric in MODULE_METRICS:
             values = run.curve(metric, module)
+            for phase in PHASES:
+                row[f"{metric} ({phase})"] = _phase_mean(values, phase)
+        rows.append(row)
+    return rows
+
+
+def body_table(run: RunCurves) -> list[dict[str, object]]:
+    """One row per body of a multi-body run: its training team return and its modules'
+    mean critic loss at the start, middle and end of training."""
+    rows = []
+    for body in run.bodies:
+        nan = np.full(len(run.steps), np.nan)
+        returns = run.series.get(f"episode/team_return/{body}", nan)
+        critic = [run.curve("critic loss", m) for m in run.modules if m.startswith(f"{body}/")]
+        with np.errstate(invalid="ignore"):
+            mean_critic = np.nanmean(np.stack(critic), axis=0) if critic else nan
+        row: dict[str, object] = {"body": body}
+        for metric, values in (("team return", returns), ("mean critic loss", mean_critic)):
             for phase in PHASES:
                 row[f"{metric} ({phase})"] = _phase_mean(values, phase)
         rows.append(row)

@@ -17,6 +17,7 @@ from modular_ppo.networks import NetworkConfig, count_parameters, make_network
 from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.build import restore_run
+from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
 
 
 def _table(title: str, rows: list[dict[str, object]]) -> Table:
@@ -35,11 +36,16 @@ def _cell(value: object) -> str:
 
 
 def list_bodies(console: Console | None = None) -> list[tuple]:
-    """The bundled bodies with their module, actuator and DoF counts."""
+    """The bundled bodies and a few limb-removed variants with their module, actuator and
+    DoF counts, and the families that load by name."""
     console = console or Console()
     rows = describe.bodies_table()
     console.print(_table("bundled bodies", [dict(zip(describe.BODIES_HEADER, r)) for r in rows]))
-    return rows
+    variants = describe.variants_table()
+    console.print(_table("limb-removed variants (examples)",
+                         [dict(zip(describe.BODIES_HEADER, r)) for r in variants]))
+    console.print(describe.FAMILIES, highlight=False)
+    return rows + variants
 
 
 def show_body(name: str, partition: str | None = None, png: Path | None = None,
@@ -71,37 +77,58 @@ def show_body(name: str, partition: str | None = None, png: Path | None = None,
         console.print(f"graph drawn to {describe.draw_body_graph(body, png)}")
 
 
-def evaluate_run(run_dir: Path, episodes: int = 16, console: Console | None = None) -> dict:
-    """Deterministic and stochastic returns of a run's latest checkpoint, per module."""
+def evaluate_run(run_dir: Path, episodes: int = 16, console: Console | None = None,
+                 body: str | None = None, warmup_steps: int = DEFAULT_WARMUP_STEPS) -> dict:
+    """Deterministic and stochastic returns of a run's latest checkpoint, per module: on
+    every body it trained on, or on `body` (zero-shot when the run did not train on it;
+    see `modular_ppo.runs.transfer`). Returns body -> {"deterministic": metrics,
+    "stochastic": metrics}."""
     console = console or Console()
     run, step = restore_run(run_dir)
+    key = jax.random.key(run.config.seed + 2)
+    if body is None:
+        policies = trained_policies(run)
+    else:
+        policies = {body: policy_on_body(run, str(run_dir), body, warmup_steps, key)}
     results = {}
-    for deterministic in (True, False):
-        config = EvalConfig(n_envs=episodes, deterministic=deterministic)
-        evaluator = make_evaluator(run.env, run.graphdef, config)
-        results["deterministic" if deterministic else "stochastic"] = to_floats(
-            evaluator(run.state.network, jax.random.key(run.config.seed + 2))
+    for name, policy in policies.items():
+        results[name] = {}
+        for deterministic in (True, False):
+            config = EvalConfig(n_envs=episodes, deterministic=deterministic)
+            evaluator = make_evaluator(policy.env, policy.graphdef, config)
+            results[name]["deterministic" if deterministic else "stochastic"] = to_floats(
+                evaluator(policy.network_state, key)
+            )
+        rows = [
+            {"metric": k.removeprefix("episode/"), **{mode: m[k] for mode, m in results[name].items()}}
+            for k in results[name]["deterministic"]
+        ]
+        how = "" if policy.trained_on else (
+            f", zero-shot: not trained on, normaliser from {warmup_steps:,} warm-up steps"
         )
-    rows = [
-        {"metric": key.removeprefix("episode/"), **{mode: m[key] for mode, m in results.items()}}
-        for key in results["deterministic"]
-    ]
-    console.print(_table(f"{run.body.name} / {run.config.arch} at step {step:,} "
-                         f"({episodes} episodes)", rows))
+        console.print(_table(f"{name} / {run.config.arch} at step {step:,} "
+                             f"({episodes} episodes{how})", rows))
     return results
 
 
-def render_run(run_dir: Path, out: Path, steps: int = 250, console: Console | None = None) -> Path:
-    """A video of the run's latest policy acting deterministically, modules coloured apart."""
+def render_run(run_dir: Path, out: Path, steps: int = 250, console: Console | None = None,
+               body: str | None = None) -> Path:
+    """A video of the run's latest policy acting deterministically, modules coloured apart:
+    on the run's (first) body, or on `body` as `evaluate_run` puts it there."""
     from modular_ppo.runs.episode import record_episode
     from modular_ppo.runs.video import render_frames, write_video
 
     console = console or Console()
     run, step = restore_run(run_dir)
-    qpos = record_episode(run.env, run.graphdef, run.state.network,
-                          jax.random.key(run.config.seed), steps)
-    path = write_video(render_frames(run.body, qpos), out, fps=1.0 / run.env.dt)
-    console.print(f"wrote {path} ({steps} steps of the policy at step {step:,})")
+    key = jax.random.key(run.config.seed)
+    if body is None:
+        policy = next(iter(trained_policies(run).values()))
+    else:
+        policy = policy_on_body(run, str(run_dir), body, DEFAULT_WARMUP_STEPS, key)
+    qpos = record_episode(policy.env, policy.graphdef, policy.network_state, key, steps)
+    path = write_video(render_frames(policy.body, qpos), out, fps=1.0 / policy.env.dt)
+    console.print(f"wrote {path} ({steps} steps of the policy at step {step:,} on "
+                  f"{policy.body.name})")
     return path
 
 
@@ -122,6 +149,16 @@ def analyse_runs(run_dirs: list[Path], png: Path | None = None,
             for row in analysis.module_table(run)
         ]
         console.print(_table(f"{run.label}: start → middle → end of training", rows))
+        if run.bodies:
+            rows = [
+                {"body": row["body"], **{
+                    metric: " → ".join(_cell(row[f"{metric} ({phase})"])
+                                       for phase in analysis.PHASES)
+                    for metric in ("team return", "mean critic loss")
+                }}
+                for row in analysis.body_table(run)
+            ]
+            console.print(_table(f"{run.label}: per body, start → middle → end", rows))
         console.print(f"lagging critic (lowest explained variance at the end): "
                       f"[bold]{analysis.lagging_module(run)}[/]")
     path = analysis.plot_runs(runs, png or runs[0].run_dir / "analysis.png")

@@ -11,18 +11,30 @@ import networkx as nx
 
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.library import bundled_names, load_body
+from modular_ppo.body.variants import DEFAULT_VARIANTS
 
 BODIES_HEADER = ("name", "modules", "actuators", "DoF")
+FAMILIES = (
+    "Families, for transfer studies (any member loads by name): centipede-N (N legs, even, "
+    ">= 4), swimmer-N (N segments, >= 2), and any body above without some of its limbs, "
+    "<body>-without-<module>[-without-<module>...] (e.g. walker2d-modular-without-foot_left; "
+    "a module goes with the modules below it)."
+)
 MODULE_HEADER = ("module", "bodies", "joints", "actuators", "parent")
 
 
-def bodies_table() -> list[tuple[str, int, int, int]]:
-    """One row per bundled body: (name, modules, actuators, DoF = nv)."""
+def bodies_table(names: list[str] | None = None) -> list[tuple[str, int, int, int]]:
+    """One row per body (default: the bundled ones): (name, modules, actuators, DoF = nv)."""
     rows = []
-    for name in bundled_names():
+    for name in bundled_names() if names is None else names:
         body = load_body(name)
         rows.append((name, len(body.modules), int(body.model.nu), int(body.model.nv)))
     return rows
+
+
+def variants_table() -> list[tuple[str, int, int, int]]:
+    """`bodies_table` of a few limb-removed variants (`variants.DEFAULT_VARIANTS`)."""
+    return bodies_table(list(DEFAULT_VARIANTS))
 
 
 def module_table(body: BodyGraph) -> list[tuple[str, str, str, str, str]]:

@@ -15,6 +15,7 @@ from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.partition import Partition
 from modular_ppo.body.swimmer import swimmer_spec
+from modular_ppo.body.variants import WITHOUT, split_variant, variant_spec
 
 BODIES_DIR = Path(__file__).resolve().parents[2] / "bodies"
 
@@ -48,13 +49,20 @@ def body_spec(name: str) -> mujoco.MjSpec | None:
 
 
 def load_body(name_or_path: str, partition: Partition | None = None) -> BodyGraph:
-    """A bundled body by name (`bundled_names()`, or any size of a generated family),
-    or any MJCF file by path."""
+    """A bundled body by name (`bundled_names()`, any size of a generated family, or a
+    limb-removed variant "<body>-without-<module>", see `variants`), or any MJCF file by
+    path."""
     xml = BODIES_DIR / f"{name_or_path}.xml"
     if "/" not in name_or_path and xml.is_file():
         return BodyGraph.from_mjcf(xml, partition, name_or_path)
     spec = body_spec(name_or_path)
     if spec is not None:
+        return BodyGraph.from_mjcf(spec, partition, name_or_path)
+    variant = split_variant(name_or_path)
+    if variant is not None and "/" not in name_or_path:
+        base = load_body(variant[0])
+        base_spec = body_spec(base.name) or mujoco.MjSpec.from_file(str(BODIES_DIR / f"{base.name}.xml"))
+        spec = variant_spec(name_or_path, base_spec, base)
         return BodyGraph.from_mjcf(spec, partition, name_or_path)
     if name_or_path.endswith(".xml") or "/" in name_or_path:
         return BodyGraph.from_mjcf(Path(name_or_path), partition)
@@ -62,6 +70,7 @@ def load_body(name_or_path: str, partition: Partition | None = None) -> BodyGrap
     hint = f" Did you mean: {', '.join(near)}?" if near else ""
     raise BodyGraphError(
         f"unknown body '{name_or_path}'.{hint} Bundled bodies: {', '.join(bundled_names())} "
-        f"(generated families take any size: {', '.join(f'{f}-N' for f in GENERATORS)}); "
+        f"(generated families take any size: {', '.join(f'{f}-N' for f in GENERATORS)}; "
+        f"any bundled body without some limbs: <body>{WITHOUT}<module>); "
         "or give the path of an MJCF .xml file."
     )

@@ -53,20 +53,25 @@ def combine_iterations(
     non-finite flags are those of the first iteration that raised any (`first_failure`),
     the other flags are true if any iteration raised them; "nonfinite/any" joins them all.
     """
-    count = jnp.sum(episode_sums["count"])
-    episodes = {
-        f"episode/{key}": jnp.sum(total) / jnp.maximum(count, 1.0)
-        for key, total in episode_sums.items()
-        if key != "count"
-    }
     flags = {**first_failure(module_flags), **{k: jnp.any(v) for k, v in flags.items()}}
     flags["nonfinite/any"] = jnp.any(jnp.stack(list(flags.values())))
     return {
         **jax.tree.map(jnp.mean, averaged),
-        **episodes,
-        "episode/count": count.astype(jnp.int32),
+        **episode_means(episode_sums),
         **flags,
     }
+
+
+def episode_means(episode_sums: Metrics) -> Metrics:
+    """"episode/<key>": each sum (over stacked iterations, or none) divided by the number
+    of episodes that finished, and "episode/count" that number."""
+    count = jnp.sum(episode_sums["count"])
+    means = {
+        f"episode/{key}": jnp.sum(total) / jnp.maximum(count, 1.0)
+        for key, total in episode_sums.items()
+        if key != "count"
+    }
+    return {**means, "episode/count": count.astype(jnp.int32)}
 
 
 def metrics_to_host(metrics: Metrics) -> HostMetrics:

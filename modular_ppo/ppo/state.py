@@ -112,7 +112,7 @@ def new_training_state(
     # uncommitted; steps and checkpoint restores return them strongly typed and committed
     # to a device. Fixing both now lets a fresh state, the states that follow and a
     # restored one all use the same compiled step.
-    return graphdef, place_state(jax.tree.map(_strongly_typed, state), config)
+    return graphdef, place_state(jax.tree.map(strongly_typed, state), config)
 
 
 def state_shardings(state: TrainingState, config: PPOConfig) -> TrainingState:
@@ -139,7 +139,7 @@ def place_state(state: TrainingState, config: PPOConfig) -> TrainingState:
     return place(state, state_shardings(state, config))
 
 
-def _strongly_typed(leaf):
+def strongly_typed(leaf):
     if getattr(leaf, "weak_type", False):
         return jax.lax.convert_element_type(leaf, leaf.dtype)
     return leaf

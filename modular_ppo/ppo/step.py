@@ -112,8 +112,8 @@ def ppo_iteration(
     network.update_statistics(rollout.obs)
     network_state = nnx.state(network)
 
-    averaged = _update_metrics(terms, grad_norms, rollout, batch, advantages)
-    module_flags, flags = _failure_flags(terms, grads_nonfinite, rollout, network_state)
+    averaged = update_metrics(terms, grad_norms, rollout, batch, advantages)
+    module_failed, flags = failure_flags(terms, grads_nonfinite, rollout, network_state)
     state = TrainingState(
         network=network_state,
         opt_state=opt_state,
@@ -125,10 +125,10 @@ def ppo_iteration(
     )
     if config.data_parallel:
         state = jax.lax.with_sharding_constraint(state, state_shardings(state, config))
-    return state, (averaged, rollout.episode_sums, module_flags, flags)
+    return state, (averaged, rollout.episode_sums, first_failure(module_failed), flags)
 
 
-def _update_metrics(
+def update_metrics(
     terms: LossTerms,
     grad_norms: Float[Array, "epochs minibatches"],
     rollout: Rollout,
@@ -149,31 +149,31 @@ def _update_metrics(
     }
 
 
-def _failure_flags(
+def failure_flags(
     terms: LossTerms,
     grads_nonfinite: Bool[Array, "epochs minibatches"],
     rollout: Rollout,
     network_state: nnx.State,
-) -> tuple[Metrics, Metrics]:
-    """Per-module flags at the first failure (see `first_failure`), and overall flags."""
+) -> tuple[dict[str, Bool[Array, "order"]], Metrics]:
+    """Per-module failure flags in the order things happened (the rollout's actions, then
+    each update; reduce them with `first_failure`), and overall flags."""
     updates = grads_nonfinite.size
 
-    # In the order things happened: the rollout's actions, then each update's losses.
     def in_rollout(failed):  # [] -> [1 + updates]
         return jnp.concatenate([failed[None], jnp.zeros(updates, bool)])
 
     def in_updates(losses):  # [epochs, minibatches] -> [1 + updates]
         return jnp.concatenate([jnp.zeros(1, bool), ~jnp.isfinite(losses.reshape(-1))])
 
-    module_flags = first_failure({
+    module_failed = {
         **per_key("nonfinite/actions", jax.tree.map(in_rollout, rollout.nonfinite_actions)),
         **per_key("nonfinite/actor", jax.tree.map(in_updates, terms.actor)),
         **per_key("nonfinite/critic", jax.tree.map(in_updates, terms.critic)),
-    })
+    }
     flags = {
         "nonfinite/regularization": nonfinite(terms.regularization),
         "nonfinite/gradients": jnp.any(grads_nonfinite),
         "nonfinite/parameters": nonfinite(network_state),
         "nonfinite/rollout": nonfinite((rollout.obs, rollout.rewards)),
     }
-    return module_flags, flags
+    return module_failed, flags

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from flax import nnx
 
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks.contract import ModularNetwork
 from modular_ppo.ppo.config import PPOConfig
-from modular_ppo.ppo.metrics import HostMetrics, metrics_to_host
+from modular_ppo.ppo.metrics import HostMetrics, Metrics, metrics_to_host
 from modular_ppo.ppo.state import TrainingState, new_training_state, place_state
 from modular_ppo.ppo.step import check_static_arguments, train_step
 
@@ -65,17 +65,38 @@ def train(
     state = place_state(state, config)
     started = time.perf_counter()
     step = train_step.lower(env, graphdef, config, state).compile()
-    timing = {"time/compile_s": time.perf_counter() - started}
+    state, metrics = call_until_done(
+        step, state, config, on_iteration, time.perf_counter() - started
+    )
+    return TrainResult(graphdef, state, metrics)
+
+
+StepState = TypeVar("StepState")
+
+
+def call_until_done(
+    step: Callable[[StepState], tuple[StepState, Metrics]],
+    state: StepState,
+    config: PPOConfig,
+    on_iteration: Callable[[StepState, HostMetrics], bool] | None,
+    compile_s: float,
+    to_host: Callable[[Metrics], HostMetrics] = metrics_to_host,
+) -> tuple[StepState, HostMetrics]:
+    """Call a compiled training step until `state.steps` reaches `config.total_steps` or
+    `on_iteration` says stop; returns the last state and the last call's host metrics
+    (with "time/call_s", "throughput/env_steps_per_s", and on the first call
+    "time/compile_s" = `compile_s`)."""
+    timing = {"time/compile_s": compile_s}
     steps_per_call = config.iterations_per_call * config.steps_per_iteration
     metrics: HostMetrics = {}
     while int(state.steps) < config.total_steps:
         started = time.perf_counter()
         state, device_metrics = step(state)
-        metrics = metrics_to_host(device_metrics)
+        metrics = to_host(device_metrics)
         seconds = time.perf_counter() - started
         metrics.update(timing, **{"time/call_s": seconds,
                                   "throughput/env_steps_per_s": steps_per_call / seconds})
         timing = {}
         if on_iteration is not None and on_iteration(state, metrics):
             break
-    return TrainResult(graphdef, state, metrics)
+    return state, metrics

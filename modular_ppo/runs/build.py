@@ -3,20 +3,39 @@
 from __future__ import annotations
 
 import dataclasses
+import platform
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jax
 from flax import nnx
+from rich.console import Console
 
 from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
-from modular_ppo.networks import make_network
-from modular_ppo.ppo import TrainingState, new_training_state
+from modular_ppo.networks import count_parameters, make_network
+from modular_ppo.ppo import (
+    EvalConfig,
+    OnIteration,
+    TrainingState,
+    make_evaluator,
+    new_training_state,
+    train,
+)
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.config import TrainRunConfig, config_from_json
-from modular_ppo.runs.run_dir import CHECKPOINT_DIR, RunDirError, existing_run_dir, read_run_record
+from modular_ppo.runs.config import RunConfigError, TrainRunConfig, config_from_json, config_to_json
+from modular_ppo.runs.metrics_log import to_floats
+from modular_ppo.runs.multi_body_run import MultiBodyRun, build_multi_body_run
+from modular_ppo.runs.run_dir import (
+    CHECKPOINT_DIR,
+    VIDEO_DIR,
+    RunDirError,
+    existing_run_dir,
+    read_run_record,
+)
 
 
 class EnvRewardError(ModularPPOError):
@@ -25,13 +44,89 @@ class EnvRewardError(ModularPPOError):
 
 @dataclasses.dataclass
 class Run:
-    """Everything built from a run's config."""
+    """Everything built from a run's config. The methods are what `run_training` needs of
+    a run, shared with `MultiBodyRun` (several bodies, one network)."""
 
     config: TrainRunConfig
     body: BodyGraph
     env: ModularEnvProtocol
     graphdef: nnx.GraphDef
     state: TrainingState
+
+    @property
+    def name(self) -> str:
+        """The run's name in run directories and checkpoints: the body's."""
+        return self.body.name
+
+    @property
+    def progress_modules(self) -> tuple[str, ...]:
+        return self.body.module_names
+
+    @property
+    def progress_bodies(self) -> tuple[str, ...]:
+        """The bodies shown apart in the progress display: none, there is one."""
+        return ()
+
+    def record(self) -> dict[str, Any]:
+        """What config.json holds besides the config: modules, sizes, parameters, versions."""
+        return {
+            "config": config_to_json(self.config),
+            "body": self.body.name,
+            "arch": self.config.arch,
+            "env": type(self.env).__name__,
+            "modules": list(self.body.module_names),
+            "actuated_modules": list(self.body.actuated_modules),
+            "obs_sizes": self.env.obs_sizes,
+            "action_sizes": self.env.action_sizes,
+            "parameters": count_parameters(nnx.merge(self.graphdef, self.state.network)),
+            "versions": {
+                "python": platform.python_version(),
+                "jax": jax.__version__,
+                "devices": [str(d) for d in jax.devices()],
+            },
+        }
+
+    def evaluator(self, config: EvalConfig) -> Callable[[TrainingState, Any], dict[str, float]]:
+        """(state, key) -> the evaluation metrics ("episode/team_return", ...)."""
+        evaluate = make_evaluator(self.env, self.graphdef, config)
+        return lambda state, key: to_floats(evaluate(state.network, key))
+
+    def fit(self, on_iteration: OnIteration) -> TrainingState:
+        return train(self.env, self.graphdef, self.config.ppo, seed=self.config.seed,
+                     on_iteration=on_iteration, initial_state=self.state).state
+
+    def summary(self, final: dict[str, float]) -> str:
+        return (f"team return {final['eval/team_return']:.1f}, forward velocity "
+                f"{final.get('eval/forward_velocity', float('nan')):.2f}")
+
+    def write_videos(self, state: TrainingState, run_dir: Path, console: Console) -> None:
+        from modular_ppo.runs.episode import record_episode
+        from modular_ppo.runs.video import RenderError, render_frames, write_video
+
+        qpos = record_episode(self.env, self.graphdef, state.network,
+                              jax.random.key(self.config.seed), self.config.video_length)
+        try:
+            frames = render_frames(self.body, qpos)
+        except RenderError as e:
+            console.print(f"[yellow]no video[/]: {e}")
+            return
+        path = write_video(frames, run_dir / VIDEO_DIR / "final.mp4", fps=1.0 / self.env.dt)
+        console.print(f"video: {path}")
+
+
+AnyRun = Run | MultiBodyRun
+
+
+def build_any_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> AnyRun:
+    """`build_run`, or `build_multi_body_run` when --body lists several bodies."""
+    if not config.multi_body:
+        return build_run(config, env)
+    if env is not None:
+        raise RunConfigError(
+            f"--body {config.body!r}: a custom env trains one body; give one body with it, "
+            "or drop the env to train the listed bodies."
+        )
+    return build_multi_body_run(config)
 
 
 def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> Run:
@@ -86,17 +181,18 @@ def load_run_config(run_dir: Path) -> TrainRunConfig:
         ) from None
 
 
-def checkpointer_for(run_dir: Path, run: Run) -> Checkpointer:
+def checkpointer_for(run_dir: Path, run: AnyRun) -> Checkpointer:
     return Checkpointer(
         Path(run_dir) / CHECKPOINT_DIR,
-        {"body": run.body.name, "arch": run.config.arch},
+        {"body": run.name, "arch": run.config.arch},
         max_to_keep=run.config.keep_checkpoints,
     )
 
 
-def restore_run(run_dir: Path, env: ModularEnvProtocol | None = None) -> tuple[Run, int]:
-    """A run rebuilt from its directory, at its latest readable checkpoint (and its step)."""
-    run = build_run(load_run_config(run_dir), env)
+def restore_run(run_dir: Path, env: ModularEnvProtocol | None = None) -> tuple[AnyRun, int]:
+    """A run rebuilt from its directory, at its latest readable checkpoint (and its step);
+    a `MultiBodyRun` when it trained several bodies."""
+    run = build_any_run(load_run_config(run_dir), env)
     checkpointer = checkpointer_for(run_dir, run)
     try:
         step, state = checkpointer.restore_latest(run.state)

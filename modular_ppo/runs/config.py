@@ -15,7 +15,7 @@ import tyro
 from modular_ppo.env import Backend, EnvConfig
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfig
-from modular_ppo.ppo import EvalConfig, PPOConfig
+from modular_ppo.ppo import EvalConfig, PPOConfig, default_ppo_config
 
 
 class RunConfigError(ModularPPOError):
@@ -27,7 +27,17 @@ class TrainRunConfig:
     """Train PPO on a modular body and keep everything in a run directory."""
 
     body: str = "ant-modular"
-    """A bundled body (`python cli.py bodies list`) or the path of an MJCF file."""
+    """A bundled body (`python cli.py bodies list`) or the path of an MJCF file; several,
+    comma-separated ("centipede-4,centipede-6"), train one network on all of them (--arch
+    shared, graph or attention)."""
+    body_env_shares: tuple[float, ...] = ()
+    """With several bodies: each body's share of --ppo.n-envs, in --body order (default:
+    equal shares). Each body's environment count must come out a multiple of
+    --ppo.n-minibatches."""
+    body_loss_shares: tuple[float, ...] = ()
+    """With several bodies: each body's weight in the loss the shared network is trained on,
+    in --body order (default: equal). Each body's loss is a mean over its own samples, so a
+    body with more environments or shorter episodes does not get more weight."""
     partition: str | None = None
     """Partition rule or MaMuJoCo-style string (e.g. "4x2"); None uses the body file's own
     annotation, else one module per child subtree of the root body."""
@@ -43,8 +53,10 @@ class TrainRunConfig:
     backend it used, and a resumed run keeps it."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
-    ppo: PPOConfig = PPOConfig()
-    """PPO batch shape, losses and optimiser (`--ppo.total-steps` sets the run length)."""
+    ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)
+    """PPO batch shape, losses and optimiser (`--ppo.total-steps` sets the run length).
+    The default batch shape follows the hardware (`ppo.default_ppo_config`): 64 envs on
+    CPU, 4096 on a GPU."""
     eval: EvalConfig = EvalConfig()
     """Evaluation episodes."""
     eval_every_steps: int = 500_000
@@ -92,6 +104,40 @@ class TrainRunConfig:
         for path, value in _leaves(self):
             if isinstance(value, float) and not math.isfinite(value):
                 raise RunConfigError(f"{flag(path)} = {value}: give a finite number.")
+        self._check_bodies()
+
+    def _check_bodies(self) -> None:
+        bodies = self.bodies
+        if not all(bodies):
+            raise RunConfigError(
+                f"--body {self.body!r}: an empty body name; give names separated by single "
+                "commas, e.g. --body centipede-4,centipede-6."
+            )
+        if len(set(bodies)) != len(bodies):
+            raise RunConfigError(f"--body {self.body!r}: each body may appear once.")
+        if len(bodies) > 1 and self.arch == "separate":
+            raise RunConfigError(
+                f"--body {self.body!r} with --arch separate: the separate architecture gives "
+                "every module its own weights, so one network cannot serve several bodies. "
+                "Use --arch shared, graph or attention (weights shared across modules and "
+                "bodies), or train one body per run."
+            )
+        for name in ("body_env_shares", "body_loss_shares"):
+            shares = getattr(self, name)
+            if shares and (len(shares) != len(bodies) or not all(s > 0 for s in shares)):
+                raise RunConfigError(
+                    f"{flag(name)} {' '.join(map(str, shares))}: give one positive share "
+                    f"per body ({len(bodies)}: {', '.join(bodies)}), or none for equal shares."
+                )
+
+    @property
+    def bodies(self) -> tuple[str, ...]:
+        """The bodies of the run, in --body order (one for a single-body run)."""
+        return tuple(name.strip() for name in self.body.split(","))
+
+    @property
+    def multi_body(self) -> bool:
+        return len(self.bodies) > 1
 
     @property
     def arch(self) -> str:

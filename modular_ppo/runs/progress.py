@@ -14,12 +14,18 @@ def _fmt(value: float | None, spec: str = ".3g") -> str:
 
 
 class Progress:
-    """Shows steps, env-steps/s, returns and per-module critic losses as training runs."""
+    """Shows steps, env-steps/s, returns and per-module critic losses as training runs.
 
-    def __init__(self, total_steps: int, modules: tuple[str, ...], console: Console | None = None):
+    bodies: the bodies of a multi-body run, whose returns are shown one by one (their
+    metrics end in "/<body>", and `modules` are "<body>/<module>"); empty for one body.
+    """
+
+    def __init__(self, total_steps: int, modules: tuple[str, ...], console: Console | None = None,
+                 bodies: tuple[str, ...] = ()):
         self.console = console or Console()
         self.total_steps = total_steps
         self.modules = modules
+        self.bodies = bodies
         self.latest: dict[str, float] = {}
         self.eval: dict[str, float] = {}
         self.compile_s: float | None = None
@@ -56,14 +62,23 @@ class Progress:
         parts = [
             f"step {step:,}/{self.total_steps:,}",
             f"{_fmt(m.get('throughput/env_steps_per_s'), ',.0f')} env-steps/s",
-            f"return {_fmt(m.get('episode/team_return'))}",
-            f"eval {_fmt(self.eval.get('eval/team_return'))}",
-            f"fwd vel {_fmt(m.get('episode/forward_velocity'))}",
+            *(f"{who}return {_fmt(m.get('episode/team_return' + end))}"
+              f" eval {_fmt(self.eval.get('eval/team_return' + end))}"
+              f" fwd vel {_fmt(m.get('episode/forward_velocity' + end))}"
+              for who, end in self._returns()),
         ]
+        if self.bodies:  # a line per module would not fit: each body's mean
+            critic = [f"{body}={_fmt(self._mean_critic(body))}" for body in self.bodies]
+            return " | ".join(parts) + " | mean critic " + " ".join(critic)
         critic = [
             f"{mod}={_fmt(m.get(f'losses/critic/{mod}'))}" for mod in self.modules
         ]
         return " | ".join(parts) + " | critic " + " ".join(critic)
+
+    def _mean_critic(self, body: str) -> float | None:
+        losses = [self.latest[f"losses/critic/{mod}"] for mod in self.modules
+                  if mod.startswith(f"{body}/") and f"losses/critic/{mod}" in self.latest]
+        return sum(losses) / len(losses) if losses else None
 
     def _table(self, step: int) -> Table:
         m = self.latest
@@ -73,11 +88,14 @@ class Progress:
         rows = [
             ("env-steps/s", _fmt(m.get("throughput/env_steps_per_s"), ",.0f")),
             ("compile (s)", _fmt(self.compile_s, ".1f")),
-            ("train team return", _fmt(m.get("episode/team_return"))),
-            ("eval team return", _fmt(self.eval.get("eval/team_return"))),
-            ("forward velocity", _fmt(m.get("episode/forward_velocity"))),
-            ("episode length", _fmt(m.get("episode/length"), ".0f")),
         ]
+        for who, end in self._returns():
+            rows += [
+                (f"{who}train team return", _fmt(m.get("episode/team_return" + end))),
+                (f"{who}eval team return", _fmt(self.eval.get("eval/team_return" + end))),
+                (f"{who}forward velocity", _fmt(m.get("episode/forward_velocity" + end))),
+                (f"{who}episode length", _fmt(m.get("episode/length" + end), ".0f")),
+            ]
         for name, value in rows:
             table.add_row(name, value)
         for mod in self.modules:
@@ -87,3 +105,7 @@ class Progress:
                 f"(R² {_fmt(m.get(f'critic/explained_variance/{mod}'), '.2f')})",
             )
         return table
+
+    def _returns(self) -> list[tuple[str, str]]:
+        """(label prefix, metric name suffix) for each body whose returns are shown."""
+        return [(f"{body}: ", f"/{body}") for body in self.bodies] or [("", "")]

@@ -11,21 +11,17 @@ stopped; metrics logged after that checkpoint (by a killed process) are dropped 
 from __future__ import annotations
 
 import dataclasses
-import platform
 import time
 from pathlib import Path
 from typing import Any
 
 import jax
-from flax import nnx
 from rich.console import Console
 
 from modular_ppo.env.types import ModularEnvProtocol
-from modular_ppo.networks import count_parameters
-from modular_ppo.ppo import TrainingState, make_evaluator, train
-from modular_ppo.runs.build import Run, build_run, checkpointer_for, load_run_config
+from modular_ppo.runs.build import AnyRun, build_any_run, checkpointer_for, load_run_config
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.config import TrainRunConfig, config_to_json, resume_config
+from modular_ppo.runs.config import TrainRunConfig, resume_config
 from modular_ppo.runs.failure import TrainingFailed, nonfinite_failure
 from modular_ppo.runs.interrupts import StopRequests, TrainingInterrupted
 from modular_ppo.runs.metrics_log import MetricsLog, to_floats
@@ -34,7 +30,6 @@ from modular_ppo.runs.run_dir import (
     CONFIG_FILE,
     EVAL_FILE,
     FAILURE_FILE,
-    VIDEO_DIR,
     existing_run_dir,
     new_run_dir,
     read_metrics,
@@ -45,32 +40,14 @@ from modular_ppo.runs.run_dir import (
 __all__ = ["TrainingFailed", "TrainingInterrupted", "run_training"]
 
 
-def _run_record(config: TrainRunConfig, run: Run) -> dict[str, Any]:
-    return {
-        "config": config_to_json(config),
-        "body": run.body.name,
-        "arch": config.arch,
-        "env": type(run.env).__name__,
-        "modules": list(run.body.module_names),
-        "actuated_modules": list(run.body.actuated_modules),
-        "obs_sizes": run.env.obs_sizes,
-        "action_sizes": run.env.action_sizes,
-        "parameters": count_parameters(nnx.merge(run.graphdef, run.state.network)),
-        "versions": {
-            "python": platform.python_version(),
-            "jax": jax.__version__,
-            "devices": [str(d) for d in jax.devices()],
-        },
-    }
-
-
 def run_training(
     config: TrainRunConfig,
     console: Console | None = None,
     *,
     env: ModularEnvProtocol | None = None,
 ) -> Path:
-    """Train as configured; return the run directory.
+    """Train as configured; return the run directory. With several bodies in --body, one
+    network is trained on all of them (`MultiBodyRun`).
 
     env: train in this environment instead of the one the config describes (a custom
     task or wrapper); its body's name is recorded as the run's body. Resume such a run
@@ -85,7 +62,7 @@ def run_training(
     elif env is not None:
         config = dataclasses.replace(config, body=env.body.name)
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network ...")
-    run = build_run(config, env)
+    run = build_any_run(config, env)
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)
@@ -93,9 +70,9 @@ def run_training(
         run = dataclasses.replace(run, state=state)
         _report_resume(run_dir, resume_step, config, console)
     else:
-        run_dir = new_run_dir(config.runs_root, run.body.name, config.run_name)
+        run_dir = new_run_dir(config.runs_root, run.name, config.run_name)
         checkpointer = checkpointer_for(run_dir, run)
-    write_json(run_dir / CONFIG_FILE, _run_record(run.config, run))
+    write_json(run_dir / CONFIG_FILE, run.record())
     console.print(f"run dir: [bold]{run_dir}[/]")
 
     log = MetricsLog(run_dir)
@@ -129,18 +106,18 @@ def _report_resume(run_dir: Path, step: int, config: TrainRunConfig, console: Co
 
 
 def _train(
-    run: Run,
+    run: AnyRun,
     run_dir: Path,
     checkpointer: Checkpointer,
     log: MetricsLog,
     stop: StopRequests,
     console: Console,
     started_at: float,
-) -> tuple[TrainingState, TrainingFailed | TrainingInterrupted | None]:
+) -> tuple[Any, TrainingFailed | TrainingInterrupted | None]:
     """The training loop with its evaluations and checkpoints. Returns the final state and
     why training stopped early (None: it reached total_steps)."""
     config = run.config
-    evaluator = make_evaluator(run.env, run.graphdef, config.eval)
+    evaluator = run.evaluator(config.eval)
     eval_key = jax.random.key(config.seed + 1)
     start = int(run.state.steps)
     last = {"eval": start if config.resume is not None else -1, "checkpoint": start}
@@ -151,7 +128,7 @@ def _train(
     def due(kind: str, every: int, steps: int) -> bool:
         return every > 0 and steps // every > last[kind] // every
 
-    def on_iteration(state: TrainingState, device_metrics: dict[str, Any]) -> bool:
+    def on_iteration(state: Any, device_metrics: dict[str, Any]) -> bool:
         nonlocal last_saved
         steps = int(state.steps)
         metrics = to_floats(device_metrics)
@@ -175,52 +152,33 @@ def _train(
             return True
         return False
 
-    with Progress(config.ppo.total_steps, run.body.module_names, console) as progress:
+    with Progress(config.ppo.total_steps, run.progress_modules, console,
+                  bodies=run.progress_bodies) as progress:
         progress.message("compiling the training step (the first call takes a while on CPU) ...")
         try:
-            result = train(run.env, run.graphdef, config.ppo, seed=config.seed,
-                           on_iteration=on_iteration, initial_state=run.state)
+            state = run.fit(on_iteration)
         except KeyboardInterrupt:  # a second stop signal: no time to save
             step = last_saved if last_saved is not None else start
             raise TrainingInterrupted(run_dir, step, False, stop.signum or 2) from None
-    return result.state, outcome["stopped"]
+    return state, outcome["stopped"]
 
 
-def _evaluate(evaluator, state: TrainingState, key) -> dict[str, float]:
+def _evaluate(evaluator, state: Any, key) -> dict[str, float]:
     started = time.perf_counter()
-    metrics = to_floats(evaluator(state.network, key))
+    metrics = evaluator(state, key)
     out = {f"eval/{k.removeprefix('episode/')}": v for k, v in metrics.items()}
     out["time/eval_s"] = time.perf_counter() - started
     return out
 
 
-def _finish(run: Run, state: TrainingState, run_dir: Path, log: MetricsLog,
+def _finish(run: AnyRun, state: Any, run_dir: Path, log: MetricsLog,
             console: Console) -> None:
     """The final evaluation (eval.json) and video of a run that reached total_steps."""
     steps = int(state.steps)
-    final = _evaluate(make_evaluator(run.env, run.graphdef, run.config.eval), state,
-                      jax.random.key(run.config.seed + 1))
+    final = _evaluate(run.evaluator(run.config.eval), state, jax.random.key(run.config.seed + 1))
     log.write(steps, final)
     write_json(run_dir / EVAL_FILE, {"step": steps, **final})
-    console.print(
-        f"final eval at step {steps:,}: team return {final['eval/team_return']:.1f}, "
-        f"forward velocity {final.get('eval/forward_velocity', float('nan')):.2f}"
-    )
+    console.print(f"final eval at step {steps:,}: {run.summary(final)}")
     if run.config.video:
-        _final_video(run, state, run_dir, console)
+        run.write_videos(state, run_dir, console)
     console.print(f"done: {run_dir}")
-
-
-def _final_video(run: Run, state: TrainingState, run_dir: Path, console: Console) -> None:
-    from modular_ppo.runs.episode import record_episode
-    from modular_ppo.runs.video import RenderError, render_frames, write_video
-
-    qpos = record_episode(run.env, run.graphdef, state.network, jax.random.key(run.config.seed),
-                          run.config.video_length)
-    try:
-        frames = render_frames(run.body, qpos)
-    except RenderError as e:
-        console.print(f"[yellow]no video[/]: {e}")
-        return
-    path = write_video(frames, run_dir / VIDEO_DIR / "final.mp4", fps=1.0 / run.env.dt)
-    console.print(f"video: {path}")

@@ -1,0 +1,138 @@
+"""A trained run's policy acting on a body: one it trained on, or a new one (zero-shot).
+
+Zero-shot means the parameters are the run's, unchanged, in a network built for the new
+body with the run's network config (same architecture and max sizes, the new body's module
+graph). The observation normaliser is per body state, not a parameter: for a new body its
+statistics are estimated from `warmup_steps` environment steps of the policy itself acting
+on that body (observations only; no reward is used and no parameter changes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+from flax import nnx
+from jaxtyping import PRNGKeyArray
+
+from modular_ppo.body import BodyGraph, load_body
+from modular_ppo.env import make_env
+from modular_ppo.env.types import ModularEnvProtocol
+from modular_ppo.errors import ModularPPOError
+from modular_ppo.networks import NetworkConfigError, make_network
+from modular_ppo.ppo import collect_rollout
+from modular_ppo.runs.build import AnyRun, Run
+
+DEFAULT_WARMUP_STEPS = 4096
+WARMUP_ENVS = 16
+WARMUP_ROUNDS = 4
+"""The warm-up runs in rounds, the statistics updated after each, so later rounds act on
+normalised observations as the policy did in training."""
+
+
+class TransferError(ModularPPOError):
+    """A run's policy that cannot act on the body asked for."""
+
+
+@dataclasses.dataclass
+class PolicyOnBody:
+    """A run's policy made to act on one body."""
+
+    body: BodyGraph
+    env: ModularEnvProtocol
+    graphdef: nnx.GraphDef
+    network_state: nnx.State
+    trained_on: bool
+    """Whether the run trained on this body (its own normaliser statistics are used)."""
+
+
+def trained_policies(run: AnyRun) -> dict[str, PolicyOnBody]:
+    """The run's policy on each body it trained on, with that body's own statistics."""
+    if isinstance(run, Run):
+        return {run.body.name: PolicyOnBody(run.body, run.env, run.graphdef, run.state.network,
+                                            True)}
+    return {
+        group.name: PolicyOnBody(run.bodies[group.name], group.env, group.graphdef,
+                                 run.state.network_state(group.name), True)
+        for group in run.groups
+    }
+
+
+def policy_on_body(run: AnyRun, run_name: str, body_name: str, warmup_steps: int,
+                   key: PRNGKeyArray) -> PolicyOnBody:
+    """The run's policy on `body_name`: its own if the run trained on it, else the run's
+    parameters in a network built for that body, normaliser warmed up (module docstring).
+
+    run_name: how to call the run in error messages (its directory).
+    """
+    own = trained_policies(run)
+    if body_name in own:
+        return own[body_name]
+    config = run.config
+    if config.arch == "separate":
+        raise TransferError(
+            f"{run_name} was trained with --arch separate, whose weights belong to the modules "
+            f"of {', '.join(own)} by name; they cannot act on body '{body_name}'. Evaluate on "
+            "other bodies runs trained with --arch shared, graph or attention."
+        )
+    body = load_body(body_name, config.partition)
+    env = make_env(body, config.env, config.backend)
+    try:
+        network = make_network(body, env.obs_sizes, config.network, rngs=nnx.Rngs(config.seed))
+    except NetworkConfigError as error:
+        raise TransferError(
+            f"{run_name} cannot act on body '{body_name}': {error} The run's network was "
+            f"built with max_modules {config.network.max_modules}, max_obs_size "
+            f"{config.network.max_obs_size} and max_action_size "
+            f"{config.network.max_action_size}; train a run with --max-modules, "
+            "--max-obs-size and --max-action-size large enough for this body."
+        ) from None
+    graphdef, _, rest = nnx.split(network, nnx.Param, ...)
+    network_state = nnx.merge_state(shared_parameters(run), rest)
+    network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
+    return PolicyOnBody(body, env, graphdef, network_state, False)
+
+
+def shared_parameters(run: AnyRun) -> nnx.State:
+    if isinstance(run, Run):
+        params, _ = nnx.split_state(run.state.network, nnx.Param, ...)
+        return params
+    return run.state.params
+
+
+def warm_up_normalizer(
+    env: ModularEnvProtocol,
+    graphdef: nnx.GraphDef,
+    network_state: nnx.State,
+    steps: int,
+    key: PRNGKeyArray,
+) -> nnx.State:
+    """`network_state` with observation statistics from about `steps` environment steps of
+    its own policy on `env` (WARMUP_ROUNDS rounds of WARMUP_ENVS environments); 0 keeps
+    them as they are."""
+    if steps < 0:
+        raise TransferError(f"warm-up steps = {steps}: give 0 or a positive number of steps.")
+    length = steps // (WARMUP_ROUNDS * WARMUP_ENVS)
+    if length == 0:
+        return network_state
+    for round_key in jax.random.split(key, WARMUP_ROUNDS):
+        network_state = _warm_up_round(env, graphdef, length, network_state, round_key)
+    return network_state
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _warm_up_round(
+    env: ModularEnvProtocol,
+    graphdef: nnx.GraphDef,
+    length: int,
+    network_state: nnx.State,
+    key: PRNGKeyArray,
+) -> nnx.State:
+    env_state = jax.vmap(env.reset)(jax.random.split(key, WARMUP_ENVS))
+    recurrent = nnx.merge(graphdef, network_state).initialize_state(WARMUP_ENVS)
+    network_state, _, _, rollout = collect_rollout(env, graphdef, network_state, env_state,
+                                                   recurrent, length)
+    network = nnx.merge(graphdef, network_state)
+    network.update_statistics(rollout.obs)
+    return nnx.state(network)
