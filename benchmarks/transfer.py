@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -41,7 +42,7 @@ from modular_ppo.body import load_body  # noqa: E402
 from modular_ppo.commands import evaluate_run  # noqa: E402
 from modular_ppo.env import EnvConfig, make_env  # noqa: E402
 from modular_ppo.networks import NetworkConfig  # noqa: E402
-from modular_ppo.ppo import EvalConfig, PPOConfig  # noqa: E402
+from modular_ppo.ppo import EvalConfig, default_ppo_config  # noqa: E402
 from modular_ppo.runs.config import TrainRunConfig  # noqa: E402
 from modular_ppo.runs.run_dir import read_metrics  # noqa: E402
 from modular_ppo.runs.train_run import run_training  # noqa: E402
@@ -52,7 +53,7 @@ EPISODES = 32
 
 def train(body: str, steps: int, root: Path, name: str, network: NetworkConfig) -> Path:
     config = TrainRunConfig(
-        body=body, network=network, ppo=PPOConfig(total_steps=steps),
+        body=body, network=network, ppo=dataclasses.replace(default_ppo_config("cpu"), total_steps=steps),
         env=EnvConfig(episode_length=1000), eval=EvalConfig(n_envs=8),
         eval_every_steps=0, checkpoint_every_steps=0, video=False, runs_root=root,
         run_name=name,
@@ -102,7 +103,7 @@ def team_returns(results: dict) -> tuple[float, float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=300_000,
+    parser.add_argument("--steps", type=int, default=1_500_000,
                         help="env steps of each of the two training runs")
     parser.add_argument("--throughput-steps", type=int, default=20_480,
                         help="env steps of each short single-body throughput run")
@@ -159,8 +160,8 @@ def report(args, started, load_before, load_after, figures) -> str:
         f"{jax.__version__}.",
         "",
         f"Both policies: --arch shared (64, 64), max sizes 18 modules / 179 obs / 3 actions, "
-        "`PPOConfig()` defaults (64 envs x 32 steps, 4 epochs x 4 minibatches, gamma 0.99, "
-        "per-module advantages; not the CLI's `default_ppo_config`), episodes of 1000 steps, "
+        "the CLI's CPU defaults (`default_ppo_config`: 64 envs x 32 steps, 4 epochs x 4 "
+        "minibatches, gamma 0.97, team advantage), episodes of 1000 steps, "
         f"**{args.steps:,} env steps** each (the mixed run: 32 envs of each body, equal loss "
         f"shares). Evaluation on {TARGET}: {EPISODES} episodes of up to 1000 steps; the "
         "zero-shot policy's normaliser statistics come from 4,096 warm-up steps of its own "

@@ -20,14 +20,17 @@ def _body(name: str) -> BodyGraph:
 
 
 @functools.cache
-def _runner(name: str, config: EnvConfig) -> Runner:
-    return Runner(make_env(_body(name), config))
+def _runner(name: str, config: EnvConfig, backend: str) -> Runner:
+    return Runner(make_env(_body(name), config, backend))
 
 
 @pytest.fixture(scope="session")
 def runner():
-    """runner(body_name, config=config_for(body_name)) -> the session's compiled Runner."""
-    return lambda name, config=None: _runner(name, config or config_for(name))
+    """runner(body_name, config=config_for(body_name), backend="mjx") -> the session's
+    compiled Runner."""
+    return lambda name, config=None, backend="mjx": _runner(
+        name, config or config_for(name), backend
+    )
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,11 @@
 """On every bundled body: reset noise, the team-reward invariant, truncation, termination,
 auto-reset and episode metrics. One compiled rollout per body (see conftest.py).
 
-Generated families (centipede-N, swimmer-N) run at the first size `bundled_names()` lists:
-all sizes come from one generator, and each size costs another ~20 s of CPU to compile.
+The ant runs on the MJX backend; the other bodies on the CPU backend, which runs the same
+env code (observations, rewards, episodes) on MuJoCo's C simulator and compiles in a
+fraction of the time (tests/perf checks the two backends agree; tests/body steps every body
+in MJX). Generated families (centipede-N, swimmer-N) run at the first size
+`bundled_names()` lists: all sizes come from one generator.
 """
 
 import re
@@ -24,6 +27,11 @@ def _one_size_per_family(names: list[str]) -> list[str]:
 
 
 BODIES = _one_size_per_family(bundled_names())
+MJX_BODY = "ant-modular"
+
+
+def _backend(name: str) -> str:
+    return "mjx" if name == MJX_BODY else "cpu"
 
 
 def _at(tree, env, t=None):
@@ -42,7 +50,7 @@ def _single_agent_reward(body, before, after, actions):
 
 @pytest.mark.parametrize("name", BODIES)
 def test_reset_adds_brax_noise_to_the_rest_pose(name, body, runner):
-    graph, run = body(name), runner(name)
+    graph, run = body(name), runner(name, backend=_backend(name))
     first = run(seed=1).first
     noise = first.data.qpos - graph.init_qpos
     assert np.all(np.abs(noise) <= 0.1 + 1e-6)
@@ -57,7 +65,7 @@ def test_reset_adds_brax_noise_to_the_rest_pose(name, body, runner):
 
 @pytest.mark.parametrize("name", BODIES)
 def test_module_rewards_sum_to_the_single_agent_reward(name, body, runner):
-    graph, rollout = body(name), runner(name)(seed=2)
+    graph, rollout = body(name), runner(name, backend=_backend(name))(seed=2)
     checked = 0
     for env in range(N_ENVS):
         before = _at(rollout.first.data, env)
@@ -75,7 +83,7 @@ def test_module_rewards_sum_to_the_single_agent_reward(name, body, runner):
 
 @pytest.mark.parametrize("name", BODIES)
 def test_truncation_auto_reset_and_episode_metrics(name, runner):
-    run = runner(name)
+    run = runner(name, backend=_backend(name))
     rollout = run(seed=3)
     modules = run.env.body.module_names
     for env in range(N_ENVS):
@@ -148,7 +156,7 @@ def test_falling_bodies_are_found():
 @pytest.mark.parametrize("name", FALLING_BODIES)
 def test_leaving_the_healthy_range_terminates_without_truncation(name, body, runner):
     """Start from a lifted / tilted pose: the first step terminates and auto-resets."""
-    run = runner(name)
+    run = runner(name, backend=_backend(name))
     rollout = run(seed=4, qpos_offset=_tilt_or_lift(body(name)))
     states = rollout.states
     np.testing.assert_array_equal(states.done[:, 0], 1.0)
