@@ -142,8 +142,25 @@ def lagging_module(run: RunCurves) -> str:
     return min(finite, key=finite.get)
 
 
+def _finite(steps, values) -> tuple[np.ndarray, np.ndarray]:
+    steps, values = np.asarray(steps, float), np.asarray(values, float)
+    keep = np.isfinite(values)
+    return steps[keep], values[keep]
+
+
+def _moving_average(values: np.ndarray, points: int = 50) -> np.ndarray:
+    """Mean over a centred window of about len/points iterations (edges: shorter windows),
+    so a long run's trend shows through the per-iteration noise."""
+    window = max(1, len(values) // points)
+    if window == 1:
+        return values
+    kernel = np.ones(window)
+    return np.convolve(values, kernel, "same") / np.convolve(np.ones(len(values)), kernel, "same")
+
+
 def plot_runs(runs: list[RunCurves], path: Path | str) -> Path:
-    """Critic loss and explained variance per module over steps, runs overlaid; a PNG."""
+    """Critic loss and explained variance per module over steps, runs overlaid; a PNG.
+    Each curve is drawn per iteration (faint) and as a moving average (solid)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -159,7 +176,10 @@ def plot_runs(runs: list[RunCurves], path: Path | str) -> Path:
             ax = axes[row, col]
             for i, run in enumerate(runs):
                 if module in run.modules:
-                    ax.plot(run.steps, run.curve(metric, module), styles[i % 4], label=run.label)
+                    steps, values = _finite(run.steps, run.curve(metric, module))
+                    line, = ax.plot(steps, values, styles[i % 4], alpha=0.25, linewidth=0.8)
+                    ax.plot(steps, _moving_average(values), styles[i % 4], label=run.label,
+                            color=line.get_color())
             ax.set_title(f"{module}: {metric}", fontsize=9)
             if metric == "critic loss":
                 ax.set_yscale("log")
