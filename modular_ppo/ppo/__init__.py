@@ -73,6 +73,16 @@ Evaluation
   `episode/team_return`, `episode/return/<module>`, `episode/length`,
   `episode/forward_velocity`.
 
+Several bodies, one network (multi_body_*.py)
+- `new_multi_body_state({body: (env, network)}, n_envs, loss_weights, config, seed) ->
+  (groups, MultiBodyState)`: the networks (shared / graph / attention with common max
+  sizes) must hold the same Params; each body keeps its own normaliser statistics and env
+  states. `multi_body_train_step(groups, config, state)` (jitted: every body's rollout and
+  GAE, then updates on the loss-weighted sum of the bodies' PPO losses, each a mean over
+  its own samples) and `train_multi_body(groups, state, config, on_iteration=...)`.
+  Metrics carry the body's name: `losses/critic/<body>/<module>`,
+  `episode/team_return/<body>`; `MultiBodyError` for bodies that cannot share a run.
+
 Building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage`,
 `collect_rollout`, `replay`, `make_batch`, `policy_advantages`, `split_environments`,
 `clipped_policy_loss`, `ppo_loss`.
@@ -86,6 +96,9 @@ from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, metrics_to_host
+from modular_ppo.ppo.multi_body_state import MultiBodyError, MultiBodyState, new_multi_body_state
+from modular_ppo.ppo.multi_body_step import multi_body_train_step
+from modular_ppo.ppo.multi_body_train import train_multi_body
 from modular_ppo.ppo.rollout import Replay, Rollout, collect_rollout, replay
 from modular_ppo.ppo.state import (
     TrainingState,
@@ -105,10 +118,11 @@ __all__ = [
     "LossTerms",
     "Metrics",
     "Minibatch",
+    "MultiBodyError",
+    "MultiBodyState",
     "NetworkEnvMismatch",
     "OnIteration",
     "PPOConfig",
-    "default_ppo_config",
     "PPOConfigError",
     "Replay",
     "Rollout",
@@ -116,6 +130,7 @@ __all__ = [
     "TrainingState",
     "clipped_policy_loss",
     "collect_rollout",
+    "default_ppo_config",
     "evaluate",
     "gae",
     "initialize_distributed",
@@ -123,6 +138,8 @@ __all__ = [
     "make_evaluator",
     "make_optimizer",
     "metrics_to_host",
+    "multi_body_train_step",
+    "new_multi_body_state",
     "new_training_state",
     "per_key_gae",
     "place_state",
@@ -133,5 +150,6 @@ __all__ = [
     "state_shardings",
     "team_advantage",
     "train",
+    "train_multi_body",
     "train_step",
 ]

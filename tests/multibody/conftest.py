@@ -7,15 +7,9 @@ from flax import nnx
 
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, make_env
-from modular_ppo.networks import NetworkConfig, make_network
-from modular_ppo.ppo import PPOConfig
+from modular_ppo.networks import make_network
 from modular_ppo.ppo.multi_body_state import new_multi_body_state
-
-BODIES = ("swimmer-3", "centipede-4")
-NETWORK = NetworkConfig(arch="shared", policy_hidden_sizes=(8,), value_hidden_sizes=(8,),
-                        max_modules=8, max_obs_size=112, max_action_size=2)
-PPO = PPOConfig(n_envs=4, n_minibatches=1, rollout_length=4, n_epochs=1, learning_rate=1e-2,
-                total_steps=16)
+from multibody_setup import BODIES, NETWORK, PPO
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PPO
+from multibody_setup import PPO
 from flax import nnx
 
 from modular_ppo.networks import NetworkConfig, make_network

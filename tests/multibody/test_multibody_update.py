@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import PPO
+from multibody_setup import PPO
 from flax import nnx
 
 from modular_ppo.ppo import collect_rollout, make_batch, ppo_loss
