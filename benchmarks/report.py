@@ -28,7 +28,7 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
@@ -52,7 +52,7 @@ def _git_revision() -> str:
 def environment_facts() -> dict:
     return {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "cores": len(os.sched_getaffinity(0)),
         "memory_gib": round(_memory_gib(), 1),
         "python": platform.python_version(),

@@ -22,7 +22,6 @@ import datetime as dt
 import io
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -36,6 +35,7 @@ with contextlib.redirect_stdout(io.StringIO()):  # mjx prints a notice about opt
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from report import cpu_model  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from modular_ppo.body import load_body  # noqa: E402
@@ -192,9 +192,7 @@ def throughput_report(args, started, load_before, load_after, speeds) -> str:
 
 
 def _hardware() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
-    return f"Hardware: {cpu}, {os.cpu_count()} cores, JAX {jax.__version__} on CPU, CPU backend"
+    return f"Hardware: {cpu_model()}, {os.cpu_count()} cores, JAX {jax.__version__} on CPU, CPU backend"
 
 
 def report(args, started, load_before, load_after, figures) -> str:
