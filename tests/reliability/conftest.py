@@ -1,5 +1,5 @@
 """Fixtures of the reliability tests: a JAX compilation cache shared with the subprocesses
-the tests start, the tiny body's file, and one straight training run."""
+the tests start, the tiny body's file, and straight training runs (one per backend)."""
 
 from pathlib import Path
 
@@ -39,11 +39,29 @@ def runs_root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("runs")
 
 
+STRAIGHT_RUN_NAMES = {"cpu": "straight", "mjx": "straight-mjx"}
+
+
 @pytest.fixture(scope="session")
-def straight_run(compile_cache, tiny_body, runs_root) -> Path:
-    """4 iterations (64 steps) in one go, checkpoints at 32 and 64."""
-    code, out = cli_main("train", "--body", tiny_body, *TINY, "--ppo.total-steps", 64,
-                         "--checkpoint-every-steps", 32, "--runs-root", runs_root,
-                         "--run-name", "straight")
-    assert code == 0, out
-    return runs_root / "tiny" / "straight"
+def straight_runs(compile_cache, tiny_body, runs_root):
+    """straight_runs(backend) -> the run dir of 4 iterations (64 steps) in one go on that
+    backend ("cpu" or "mjx"), checkpoints at 32 and 64; trained once per session."""
+    runs: dict[str, Path] = {}
+
+    def straight(backend: str) -> Path:
+        if backend not in runs:
+            name = STRAIGHT_RUN_NAMES[backend]
+            code, out = cli_main("train", "--body", tiny_body, *TINY, "--backend", backend,
+                                 "--ppo.total-steps", 64, "--checkpoint-every-steps", 32,
+                                 "--runs-root", runs_root, "--run-name", name)
+            assert code == 0, out
+            runs[backend] = runs_root / "tiny" / name
+        return runs[backend]
+
+    return straight
+
+
+@pytest.fixture(scope="session")
+def straight_run(straight_runs) -> Path:
+    """The CPU backend's straight run (what CI machines train on by default)."""
+    return straight_runs("cpu")

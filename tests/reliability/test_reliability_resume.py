@@ -1,6 +1,10 @@
-"""Exact resume through the CLI: 4 iterations straight (the session's straight run) against
-2 iterations, stop, `--resume` with `--ppo.total-steps` doubled, 2 more. Same seed, same
-run: the checkpoints agree leaf for leaf and the training metrics row for row."""
+"""Exact resume through the CLI, on both simulator backends: 4 iterations straight (the
+session's straight run) against 2 iterations, stop, `--resume` with `--ppo.total-steps`
+doubled, 2 more. Same seed, same run: the checkpoints agree leaf for leaf and the training
+metrics row for row.
+
+The MJX case is the GPU path (on CPU `--backend auto` picks the C simulator): it trains,
+checkpoints and resumes with MJX env state (an `mjx.Data` per environment, ~190 leaves)."""
 
 import json
 import warnings
@@ -8,16 +12,30 @@ import warnings
 import numpy as np
 import orbax.checkpoint as ocp
 import pytest
+from mujoco import mjx
 from reliability_tools import STEPS_PER_ITERATION, TINY, cli_main, plain
+
+from modular_ppo.runs.build import load_run_config, restore_run
+
+
+@pytest.fixture(scope="module", params=["cpu", "mjx"])
+def backend(request) -> str:
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def resumed_run(compile_cache, tiny_body, runs_root):
-    common = ["train", "--body", tiny_body, *TINY, "--checkpoint-every-steps", 32,
-              "--runs-root", runs_root, "--run-name", "halves"]
+def straight(straight_runs, backend):
+    return straight_runs(backend)
+
+
+@pytest.fixture(scope="module")
+def resumed_run(compile_cache, tiny_body, runs_root, backend):
+    name = f"halves-{backend}"
+    common = ["train", "--body", tiny_body, *TINY, "--backend", backend,
+              "--checkpoint-every-steps", 32, "--runs-root", runs_root, "--run-name", name]
     code, first_out = cli_main(*common, "--ppo.total-steps", 32)
     assert code == 0, first_out
-    run_dir = runs_root / "tiny" / "halves"
+    run_dir = runs_root / "tiny" / name
     code, second_out = cli_main("train", "--resume", run_dir, "--ppo.total-steps", 64)
     assert code == 0, second_out
     return run_dir, plain(second_out)
@@ -39,29 +57,38 @@ def _training_rows(run_dir):
     ]
 
 
-def test_resume_continues_from_the_checkpoint(resumed_run):
+def test_resume_continues_from_the_checkpoint_on_the_same_backend(resumed_run, backend):
     run_dir, out = resumed_run
     assert f"resuming {run_dir} from its checkpoint at step 32" in out
     steps = [row["step"] for row in _training_rows(run_dir)]
     assert steps == [STEPS_PER_ITERATION * i for i in range(1, 5)]
-    assert json.loads((run_dir / "config.json").read_text())["config"]["ppo"]["total_steps"] == 64
+    config = load_run_config(run_dir)
+    assert config.ppo.total_steps == 64 and config.backend == backend
 
 
 @pytest.mark.parametrize("step", [32, 64])
-def test_checkpoints_equal_the_straight_runs_leaf_for_leaf(resumed_run, straight_run, step):
-    resumed, straight = _saved_leaves(resumed_run[0], step), _saved_leaves(straight_run, step)
+def test_checkpoints_equal_the_straight_runs_leaf_for_leaf(resumed_run, straight, step):
+    resumed, straight = _saved_leaves(resumed_run[0], step), _saved_leaves(straight, step)
     assert resumed.keys() == straight.keys() and len(resumed) > 50
     for key in straight:
         np.testing.assert_array_equal(resumed[key], straight[key], err_msg=f"leaf {key}")
 
 
-def test_metrics_equal_the_straight_runs_row_for_row(resumed_run, straight_run):
-    straight_rows = _training_rows(straight_run)
+def test_metrics_equal_the_straight_runs_row_for_row(resumed_run, straight):
+    straight_rows = _training_rows(straight)
     assert len(straight_rows) == 4 and "losses/critic/arm" in straight_rows[0]
     assert _training_rows(resumed_run[0]) == straight_rows  # non-finite values are logged as text
 
 
-def test_the_compared_checkpoints_differ_from_each_other(straight_run):
+def test_the_compared_checkpoints_differ_from_each_other(straight):
     """Guards the comparisons above: training changes the state between checkpoints."""
-    at_32, at_64 = _saved_leaves(straight_run, 32), _saved_leaves(straight_run, 64)
+    at_32, at_64 = _saved_leaves(straight, 32), _saved_leaves(straight, 64)
     assert sum(not np.array_equal(at_32[k], at_64[k]) for k in at_32) > len(at_32) // 2
+
+
+def test_the_mjx_run_restores_mjx_env_state(straight_runs):
+    """What the MJX case compares is MJX state: the restored env states are `mjx.Data`."""
+    run, step = restore_run(straight_runs("mjx"))
+    assert step == 64 and run.config.backend == "mjx"
+    assert isinstance(run.state.env_state.data, mjx.Data)
+    assert run.state.env_state.data.qpos.shape[0] == 4  # one per environment
