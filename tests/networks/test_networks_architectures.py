@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
+from modular_ppo.body import load_body
 from modular_ppo.networks import count_parameters, make_network
 
 ARCHS = ("separate", "shared", "graph", "attention")
@@ -167,19 +168,34 @@ def test_token_architectures_share_weights_across_bodies(
         )
         assert set(step.output.actions) == set(bodies[name].actuated_modules)
         assert all(np.all(np.isfinite(a)) for a in step.output.actions.values())
-    if arch == "shared":
-        # Same weights: module 1 of either body (front_left, m1: 2 actuators each) computes
-        # the same action from the same token.
-        features = np.random.default_rng(3).standard_normal((BATCH, 2))
 
-        def observe(sizes: dict[str, int]) -> dict[str, np.ndarray]:
-            obs = {m: np.zeros((BATCH, n), np.float32) for m, n in sizes.items()}
-            for o in obs.values():
-                o[:, :2] = features
-            return obs
 
-        leg = mode_of(ant, ant.initialize_state(BATCH), observe(sizes["ant"]))
-        seg = mode_of(chain, chain.initialize_state(BATCH), observe(sizes["chain"]))
-        np.testing.assert_allclose(
-            seg.actions["m1"], leg.actions["front_left"], rtol=1e-5, atol=1e-6
-        )
+@pytest.mark.parametrize("arch", ["shared", "graph", "attention"])
+def test_token_architectures_act_alike_on_a_leg_of_an_ant_with_a_leg_fewer(
+    arch, bodies, obs_sizes_of, padded, small_config, build
+):
+    """The ant's weights in a network for the ant without its back right leg: front_left
+    computes the same action there from the same tokens. Every module sees the same
+    features and no module index, so what front_left gathers is the same in both bodies:
+    its own token (shared), the mean of the torso's children (graph) and, one attention
+    layer limited to 1 hop, itself and the torso (attention)."""
+    fields = dict(arch=arch, module_identity="none", attention_max_hops=1, **padded)
+    ant = build("ant", **fields)
+    three_legs = load_body("ant-modular-without-back_right")
+    sizes = {"ant": obs_sizes_of(bodies["ant"]), "three_legs": obs_sizes_of(three_legs)}
+    fewer = make_network(three_legs, sizes["three_legs"], small_config(**fields),
+                         rngs=nnx.Rngs(1))
+    nnx.update(fewer, nnx.state(ant, nnx.Param))
+    features = np.random.default_rng(3).standard_normal((BATCH, 2))
+
+    def observe(sizes: dict[str, int]) -> dict[str, np.ndarray]:
+        obs = {m: np.zeros((BATCH, n), np.float32) for m, n in sizes.items()}
+        for o in obs.values():
+            o[:, :2] = features
+        return obs
+
+    leg = mode_of(ant, ant.initialize_state(BATCH), observe(sizes["ant"]))
+    same_leg = mode_of(fewer, fewer.initialize_state(BATCH), observe(sizes["three_legs"]))
+    np.testing.assert_allclose(
+        same_leg.actions["front_left"], leg.actions["front_left"], rtol=1e-5, atol=1e-6
+    )

@@ -43,17 +43,32 @@ def perturb_param(net, part: str, path_filter: str):
     raise AssertionError(f"no kernel under {part} matching {path_filter}")
 
 
-def test_shared_policy_moves_every_leg_when_one_weight_moves(
+TOKEN_ARCHS = ("shared", "graph", "attention")
+"""The architectures whose weights serve every module (and every body)."""
+FIRST_TRUNK_LAYER = {"shared": "trunk/layers/0", "graph": "trunk/encoder/layers/0",
+                     "attention": "trunk/encoder/layers/0"}
+"""Where each token architecture's policy first reads a module's token."""
+
+
+@pytest.mark.parametrize("arch", TOKEN_ARCHS)
+def test_token_policy_moves_every_leg_when_one_weight_moves(
+    arch, bodies, obs_sizes_of, random_obs, build
+):
+    ant = bodies["ant"]
+    legs = {f"act/{m}" for m in ant.actuated_modules}
+    obs = random_obs(obs_sizes_of(ant), BATCH)
+    net = build("ant", arch=arch)
+    before = outputs(net, obs)
+    after = outputs(perturb_param(net, "policy", FIRST_TRUNK_LAYER[arch]), obs)
+    assert {k for k in legs if not np.allclose(before[k], after[k], atol=1e-6)} == legs
+
+
+def test_separate_policy_moves_only_its_own_leg_when_one_weight_moves(
     bodies, obs_sizes_of, random_obs, build
 ):
     ant = bodies["ant"]
     legs = {f"act/{m}" for m in ant.actuated_modules}
     obs = random_obs(obs_sizes_of(ant), BATCH)
-    shared = build("ant", arch="shared")
-    before = outputs(shared, obs)
-    after = outputs(perturb_param(shared, "policy", "trunk/layers/0"), obs)
-    assert {k for k in legs if not np.allclose(before[k], after[k], atol=1e-6)} == legs
-
     separate = build("ant", arch="separate")
     before = outputs(separate, obs)
     after = outputs(perturb_param(separate, "policy", "front_left/trunk/layers/0"), obs)
@@ -62,16 +77,26 @@ def test_shared_policy_moves_every_leg_when_one_weight_moves(
     }
 
 
-def test_shared_policy_acts_alike_on_alike_legs_without_module_identity(
-    bodies, obs_sizes_of, build
-):
-    ant = bodies["ant"]
-    sizes = obs_sizes_of(ant)
+def _alike_legs_obs(ant, sizes: dict[str, int]) -> dict[str, jax.Array]:
+    """The same random observations for every leg, ones for the torso."""
     leg_obs = jax.random.normal(jax.random.key(0), (BATCH, sizes["front_left"]))
-    obs = {m: leg_obs if m != "torso" else jax.numpy.ones((BATCH, n)) for m, n in sizes.items()}
-    actions = outputs(build("ant", arch="shared", module_identity="none"), obs)
+    return {m: leg_obs if m != "torso" else jax.numpy.ones((BATCH, n)) for m, n in sizes.items()}
+
+
+@pytest.mark.parametrize("arch", TOKEN_ARCHS)
+def test_token_policy_acts_alike_on_alike_legs_without_module_identity(
+    arch, bodies, obs_sizes_of, build
+):
+    """The ant's legs are alike in the body graph too (children of the torso), so message
+    passing and attention treat them alike as well."""
+    ant = bodies["ant"]
+    obs = _alike_legs_obs(ant, obs_sizes_of(ant))
+    actions = outputs(build("ant", arch=arch, module_identity="none"), obs)
     for m in ant.actuated_modules:
-        np.testing.assert_array_equal(actions[f"act/{m}"], actions["act/front_left"])
+        np.testing.assert_allclose(actions[f"act/{m}"], actions["act/front_left"], atol=1e-6)
+    # With the module index in each token the same weights tell the legs apart.
+    indexed = outputs(build("ant", arch=arch), obs)
+    assert not np.allclose(indexed["act/back_right"], indexed["act/front_left"], atol=1e-4)
 
 
 @pytest.mark.parametrize("rounds", [1, 2, 3])
