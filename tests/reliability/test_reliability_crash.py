@@ -28,17 +28,28 @@ CHECKPOINT_EVERY = 2 * STEPS_PER_ITERATION
 
 WRITER = """
 import sys
+import time
 import numpy as np
+from orbax.checkpoint._src.path import atomicity
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.interrupts import StopRequests, TrainingInterrupted
 
+commit = atomicity.AtomicRenameTemporaryPath.finalize
+
+async def commit_all_but_the_third(self):
+    if self.get().name.startswith("3."):
+        print("holding the commit of 3", flush=True)
+        time.sleep(3600)
+    await commit(self)
+
+atomicity.AtomicRenameTemporaryPath.finalize = commit_all_but_the_third
 checkpointer = Checkpointer(sys.argv[1], {"body": "b"}, max_to_keep=5)
 for step in range(1, 100):
-    print("saving", step, flush=True)
-    state = {"w": np.full(32_000_000, step, np.float32), "step": np.asarray(step, np.int32)}
+    state = {"w": np.full(1_000_000, step, np.float32), "step": np.asarray(step, np.int32)}
     checkpointer.save(step, state)
 """
-"""Saves checkpoints of 128 MB, each taking a good fraction of a second to write."""
+"""Saves checkpoints until the third, whose write it holds just before orbax's commit
+(the rename of the temporary folder): killed there, the write is torn for certain,
+whatever the load on the machine."""
 
 
 def _wait_for(condition, process: subprocess.Popen, what: str, poll_s: float = 0.05) -> None:
@@ -52,21 +63,23 @@ def _wait_for(condition, process: subprocess.Popen, what: str, poll_s: float = 0
 
 
 def _template(step: int) -> dict:
-    return {"w": np.zeros(32_000_000, np.float32), "step": np.asarray(step, np.int32)}
+    return {"w": np.zeros(1_000_000, np.float32), "step": np.asarray(step, np.int32)}
 
 
 def test_a_checkpoint_write_killed_midway_leaves_the_previous_one_loadable(tmp_path):
     directory = tmp_path / "checkpoints"
     writing_third = directory / "3.orbax-checkpoint-tmp"
+    log = tmp_path / "writer.txt"
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(directory)], cwd=ROOT,
-                              stdout=subprocess.DEVNULL)
+                              stdout=log.open("w"), stderr=subprocess.STDOUT)
     try:
-        _wait_for(writing_third.exists, writer, "the third checkpoint's write began", 0.001)
-        time.sleep(0.01)
+        _wait_for(lambda: "holding the commit of 3" in log.read_text(), writer,
+                  "the third checkpoint's data was written")
     finally:
         writer.kill()
         writer.wait()
-    assert writing_third.exists() and not (directory / "3").exists()  # killed mid-write
+    # Killed while the temporary folder held the written data, before its commit.
+    assert (writing_third / "state").is_dir() and not (directory / "3").exists()
 
     checkpointer = Checkpointer(directory, {"body": "b"}, max_to_keep=5)
     assert checkpointer.steps() == [1, 2]
