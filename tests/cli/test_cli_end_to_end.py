@@ -4,7 +4,11 @@ import json
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
+from output_checks import assert_png_shows_every_panels_curve, assert_video_shows_the_body, video_frames
+
+from modular_ppo.body import load_body
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -43,23 +47,32 @@ def test_train_writes_a_complete_run_dir(run_dir):
     assert sorted(int(p.name) for p in (run_dir / "checkpoints").iterdir()) == [128, 192]
     final = json.loads((run_dir / "eval.json").read_text())
     assert final["step"] == 192 and "eval/team_return" in final
-    assert (run_dir / "videos" / "final.mp4").stat().st_size > 1000
+    frames = video_frames(run_dir / "videos" / "final.mp4")
+    assert len(frames) == 7  # the first state and 6 steps (--video-length 6)
+    assert_video_shows_the_body(frames, load_body("hopper-modular"))
 
 
-def test_eval_analyse_render_on_the_run(run_dir, tmp_path, capsys):
+def test_eval_analyse_render_on_the_run(run_dir, tmp_path, capsys, monkeypatch):
     assert cli.main(["eval", "--run", str(run_dir), "--episodes", "2"]) == 0
     out = capsys.readouterr().out
     assert "deterministic" in out and "stochastic" in out and "team_return" in out
 
     png = tmp_path / "analysis.png"
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)  # keep the figure the PNG was saved from
     assert cli.main(["analyse", str(run_dir), "--png", str(png)]) == 0
     out = capsys.readouterr().out
     assert "start → middle → end" in out and "critic loss" in out and "lagging critic" in out
-    assert png.stat().st_size > 10_000
+    modules = json.loads((run_dir / "config.json").read_text())["modules"]
+    assert {ax.get_title() for ax in figures[-1].axes} == {
+        f"{m}: {metric}" for m in modules for metric in ("critic loss", "explained var")}
+    assert_png_shows_every_panels_curve(png, figures[-1])
 
     gif = tmp_path / "policy.gif"
     assert cli.main(["render", "--run", str(run_dir), "--out", str(gif), "--steps", "4"]) == 0
-    assert gif.stat().st_size > 1000
+    frames = video_frames(gif)
+    assert len(frames) == 5
+    assert_video_shows_the_body(frames, load_body("hopper-modular"), min_modules=2)
 
 
 def test_a_second_run_never_reuses_the_first_run_dir(run_dir, capsys):

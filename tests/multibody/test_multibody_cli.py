@@ -6,9 +6,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from multibody_setup import PPO
 from flax import nnx
+from multibody_setup import PPO
+from output_checks import assert_video_shows_the_body, video_frames
 
+from modular_ppo.body import load_body
 from modular_ppo.networks import NetworkConfig, make_network
 from modular_ppo.ppo.multi_body_state import MultiBodyError, new_multi_body_state
 from modular_ppo.runs.config import RunConfigError, TrainRunConfig
@@ -24,7 +26,7 @@ TINY = [
     "--ppo.n-envs", "4", "--ppo.n-minibatches", "1", "--ppo.rollout-length", "8",
     "--ppo.n-epochs", "1", "--ppo.total-steps", "64", "--env.episode-length", "6",
     "--eval.n-envs", "2", "--eval.episode-length", "6", "--eval-every-steps", "0",
-    "--checkpoint-every-steps", "32", "--no-video",
+    "--checkpoint-every-steps", "32", "--video-length", "4",
 ]
 
 
@@ -53,6 +55,15 @@ def test_train_on_two_bodies_logs_every_body_and_module(run_dir):
     final = json.loads((run_dir / "eval.json").read_text())
     assert {f"eval/team_return/{body}" for body in BODIES} <= set(final)
     assert sorted(int(p.name) for p in (run_dir / "checkpoints").iterdir()) == [32, 64]
+
+
+def test_train_on_two_bodies_writes_a_video_of_each(run_dir):
+    for body in BODIES:
+        frames = video_frames(run_dir / "videos" / f"{body}.mp4")
+        assert len(frames) == 5  # the first state and 4 steps (--video-length 4)
+        graph = load_body(body)
+        # The camera looks at the right side: the torsos and right legs show.
+        assert_video_shows_the_body(frames, graph, min_modules=2 * len(graph.module_names) // 3)
 
 
 def test_eval_zero_shot_on_an_unseen_body_and_analyse(run_dir, tmp_path, capsys):
