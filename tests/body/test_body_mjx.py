@@ -1,4 +1,5 @@
-"""Every bundled body loads in MJX and steps without NaN, matching MuJoCo's C simulator.
+"""Every bundled body loads in MJX and steps without NaN, matching MuJoCo's C simulator
+step for step where the two solvers converge alike.
 
 Each body costs one trace and one XLA compile of a whole rollout, about 10 s of CPU. To keep
 that down: the generated sizes beyond the first share their template, so one size per
@@ -6,6 +7,11 @@ family is stepped here (`test_body_library.py` puts every size through `mjx.put_
 C rollout); XLA's backend optimisation is off, which halves compile time while run time
 does not matter for 20 control steps; and two bodies compile at once (XLA compiles without
 holding the GIL), so both cores of a CI runner work.
+
+Where contacts meet an unconverged solver (the ant's and the centipedes' 1 Newton
+iteration) or a gait is chaotic (the humanoid falling), float32 MJX and float64 C part
+after the first steps; there the accuracy claim is statistical: a fixed policy's returns
+and episode lengths over many episodes (tests/perf/test_perf_sim_to_sim.py).
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +21,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
+from body_families import one_size_per_family
 from mujoco import mjx
 
 from modular_ppo.body import load_body
@@ -29,6 +36,15 @@ STEPPED = [
     "swimmer-4",
 ]
 CONTROL_STEPS = 20
+STEP_FOR_STEP = {
+    "halfcheetah-modular": 3e-2,
+    "hopper-modular": 1e-3,
+    "walker2d-modular": 1e-3,
+    "swimmer-4": 1e-3,
+}
+"""Bodies whose MJX rollout stays with MuJoCo's over all CONTROL_STEPS: the largest qpos
+difference allowed. Measured: halfcheetah 3e-3, hopper 3e-5, walker2d 9e-5, swimmer 1.3e-5
+(the others part: ant 0.43, centipede-4 0.15, humanoid 0.12)."""
 FAST_COMPILE = {"xla_backend_optimization_level": 0}
 
 
@@ -71,10 +87,24 @@ def mjx_qpos() -> dict[str, np.ndarray]:
         return {name: run.result() for name, run in runs.items()}
 
 
+def test_one_size_of_every_bundled_family_is_stepped():
+    assert sorted(STEPPED) == sorted(one_size_per_family())
+    assert set(STEP_FOR_STEP) < set(STEPPED)
+
+
 @pytest.mark.parametrize("name", STEPPED)
 def test_mjx_steps_the_body_like_mujoco(name, mjx_qpos):
     qpos = mjx_qpos[name]
     assert np.isfinite(qpos).all()
     reference = c_rollout(name, random_ctrls(name))
     np.testing.assert_allclose(qpos[0], reference[0], atol=2e-3)
-    assert np.abs(qpos - reference).max() < 0.5, "no blow-up against MuJoCo over the rollout"
+    if name in STEP_FOR_STEP:
+        np.testing.assert_allclose(qpos, reference, rtol=0, atol=STEP_FOR_STEP[name])
+
+
+def test_bodies_that_part_from_mujoco_do_so_after_the_first_steps(mjx_qpos):
+    """The others agree for the first steps (before contacts build up), not after:
+    documents why their claim is statistical."""
+    for name in sorted(set(STEPPED) - set(STEP_FOR_STEP)):
+        difference = np.abs(mjx_qpos[name] - c_rollout(name, random_ctrls(name))).max(axis=1)
+        assert difference[:3].max() < 2e-3 and difference.max() > 1e-2, (name, difference)

@@ -1,0 +1,138 @@
+"""Sim-to-sim: one fixed policy on the MJX env and on the CPU backend (MuJoCo's C
+simulator behind the same env code) scores the same mean episode return and length over
+many episodes. This is the accuracy claim between the two simulators.
+
+Step for step they agree only for a while: with an unconverged contact solver (the ant's
+and the centipedes' 1 Newton iteration) or a chaotic gait, float32 MJX and float64 C
+trajectories part after some tens of steps (tests/body/test_body_mjx.py checks the first
+step). So the claim is about distributions. Both backends run the same episodes: the same
+reset keys, the same policy and the same action noise, through the production evaluator;
+each batch of episodes gives one paired difference of batch means, and their mean must lie
+within TOLERANCE_SE standard errors of zero, or within TOLERANCE_RELATIVE of the mean
+(trajectories that do not part give differences with a tiny standard error).
+
+The policy is a network fixed by its seed, acting stochastically (a random policy that
+reacts to observations): bodies that can fall end episodes at varied lengths. The full
+comparison, every body family and a trained hopper, is benchmark-marked
+(`pytest -m benchmark tests/perf/test_perf_sim_to_sim.py -s` prints the figures); CI runs
+the hopper with few, short episodes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+from body_families import one_size_per_family
+from flax import nnx
+from jaxtyping import Float
+
+from modular_ppo.body import load_body
+from modular_ppo.env import EnvConfig, make_env
+from modular_ppo.networks import NetworkConfig, make_network
+from modular_ppo.ppo import EvalConfig, PPOConfig, train
+from modular_ppo.ppo.evaluate import run_episodes
+
+TOLERANCE_SE = 4.0
+"""Paired differences of batch means beyond 4 standard errors: a false alarm about once in
+15,000 runs (t distribution, 15 degrees of freedom: about once in 1,000)."""
+TOLERANCE_RELATIVE = 0.03
+"""Or within 3% of the mean: differences below that do not matter to a user comparing
+returns, whatever their standard error."""
+POLICY = NetworkConfig(arch="separate", policy_hidden_sizes=(32, 32), value_hidden_sizes=(8,))
+STATISTICS = ("team_return", "length")
+OPTIMISED = {"xla_backend_optimization_level": 1}
+"""The suite turns XLA's backend optimisation off (tests/conftest.py), which makes an MJX
+rollout run about 300 times slower (32 hopper episodes of 60 steps: 22 s instead of
+0.08 s); level 1 costs 2 s more to compile and is as fast as the default."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """Batch means [batches] of each statistic, per backend."""
+
+    body: str
+    mjx: dict[str, Float[np.ndarray, "batches"]]
+    cpu: dict[str, Float[np.ndarray, "batches"]]
+
+    def difference(self, statistic: str) -> tuple[float, float]:
+        """Mean paired difference (MJX - C) and its standard error."""
+        paired = self.mjx[statistic] - self.cpu[statistic]
+        return float(paired.mean()), float(paired.std(ddof=1) / np.sqrt(len(paired)))
+
+    def report(self) -> str:
+        parts = []
+        for statistic in STATISTICS:
+            difference, error = self.difference(statistic)
+            parts.append(f"{statistic} MJX {self.mjx[statistic].mean():.2f} C "
+                         f"{self.cpu[statistic].mean():.2f} (difference {difference:+.3f} "
+                         f"+- {error:.3f})")
+        return f"{self.body}: " + "; ".join(parts)
+
+    def assert_agree(self) -> None:
+        for statistic in STATISTICS:
+            difference, error = self.difference(statistic)
+            scale = abs(float(self.cpu[statistic].mean()))
+            assert abs(difference) <= max(TOLERANCE_SE * error, TOLERANCE_RELATIVE * scale), (
+                self.report())
+
+
+def batch_means(env, graphdef, network_state, config: EvalConfig, n_batches: int,
+                seed: int) -> dict[str, Float[np.ndarray, "batches"]]:
+    """The evaluator's episode means over `n_batches` batches of `config.n_envs` episodes,
+    batch k from reset key k of `seed` (the same keys on every backend). The evaluator is
+    `make_evaluator`'s function, compiled with XLA's optimisation."""
+    keys = jax.random.split(jax.random.key(seed), n_batches)
+    evaluate = run_episodes.lower(env, graphdef, config, network_state, keys[0]).compile(
+        compiler_options=OPTIMISED)
+    rows = [jax.device_get(evaluate(network_state, key))
+            for key in keys]
+    return {s: np.array([float(row[f"episode/{s}"]) for row in rows]) for s in STATISTICS}
+
+
+def compare(name: str, env_config: EnvConfig, config: EvalConfig, n_batches: int,
+            network_state: nnx.State | None = None) -> Comparison:
+    """The fixed policy (seed 0, or `network_state`) on both backends."""
+    envs = {backend: make_env(load_body(name), env_config, backend)
+            for backend in ("mjx", "cpu")}
+    network = make_network(envs["cpu"].body, envs["cpu"].obs_sizes, POLICY, rngs=nnx.Rngs(0))
+    graphdef, initial = nnx.split(network)
+    state = initial if network_state is None else network_state
+    means = {backend: batch_means(env, graphdef, state, config, n_batches, seed=1)
+             for backend, env in envs.items()}
+    return Comparison(name, means["mjx"], means["cpu"])
+
+
+def test_a_fixed_policy_scores_alike_on_mjx_and_the_c_simulator():
+    """CI: the hopper, 128 episodes of up to 100 steps; most end by falling."""
+    comparison = compare("hopper-modular", EnvConfig(episode_length=100),
+                         EvalConfig(n_envs=8, deterministic=False), n_batches=16)
+    print(comparison.report())
+    assert 1 < comparison.cpu["length"].mean() < 100, "episodes should end at varied lengths"
+    comparison.assert_agree()
+
+
+@pytest.mark.benchmark
+@pytest.mark.parametrize("name", one_size_per_family())
+def test_every_body_scores_alike_on_mjx_and_the_c_simulator(name):
+    """256 episodes of up to 1000 steps per body."""
+    comparison = compare(name, EnvConfig(episode_length=1000),
+                         EvalConfig(n_envs=16, deterministic=False), n_batches=16)
+    print(comparison.report())
+    comparison.assert_agree()
+
+
+@pytest.mark.benchmark
+def test_a_trained_hopper_scores_alike_on_mjx_and_the_c_simulator():
+    """A policy that hops (trained 300k steps on the CPU backend, the body's own task),
+    acting deterministically: 256 episodes of up to 1000 steps."""
+    env = make_env(load_body("hopper-modular"), EnvConfig(), "cpu")
+    network = make_network(env.body, env.obs_sizes, POLICY, rngs=nnx.Rngs(0))
+    trained = train(env, network, PPOConfig(gamma=0.99, total_steps=300_000)).state.network
+    comparison = compare("hopper-modular", EnvConfig(), EvalConfig(n_envs=16), n_batches=16,
+                         network_state=trained)
+    print(comparison.report())
+    assert comparison.cpu["length"].mean() > 50, "the trained hopper should stay up a while"
+    comparison.assert_agree()
