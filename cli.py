@@ -15,7 +15,7 @@ import dataclasses
 import io
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Union
 
 import modular_ppo  # noqa: F401  (chooses the headless GL backend before mujoco loads)
 
@@ -27,8 +27,9 @@ from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
 
 from modular_ppo import commands  # noqa: E402
+from modular_ppo.env import Backend  # noqa: E402
 from modular_ppo.errors import ModularPPOError  # noqa: E402
-from modular_ppo.runs.config import TrainRunConfig  # noqa: E402
+from modular_ppo.runs.config import TrainRunConfig, train_defaults  # noqa: E402
 from modular_ppo.runs.train_run import TrainingInterrupted, run_training  # noqa: E402
 
 
@@ -48,6 +49,9 @@ class Eval:
     warmup_steps: int = 4096
     """With --body a body the run did not train on: env steps of the policy acting on it
     that estimate its observation normaliser statistics (no reward used); 0: none."""
+    backend: Backend | None = None
+    """Evaluate on this simulator instead of the run's own ("mjx" or "cpu"): the same
+    policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,21 +103,29 @@ Bodies = Annotated[
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; return the process exit code: 0 done, 2 bad input (the message
     says what and how to fix it), 128 + signal number when a signal stopped training."""
+    console = Console()
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        command = tyro.extras.subcommand_cli_from_dict(
-            {
-                "train": TrainRunConfig,
-                "eval": Eval,
-                "render": Render,
-                "analyse": Analyse,
-                "bodies": Bodies,
-            },
+        train_default = train_defaults(_flag_value(argv, "--body"))
+    except ModularPPOError as error:
+        console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+        return 2
+    subcommands = {"train": TrainRunConfig, "eval": Eval, "render": Render,
+                   "analyse": Analyse, "bodies": Bodies}
+    try:
+        command = tyro.cli(
+            Union[tuple(  # noqa: UP007  (tyro reads the Union of subcommands)
+                Annotated[Any, tyro.conf.subcommand(
+                    name=name, constructor=constructor,
+                    **({"default": train_default} if name == "train" else {}),
+                )]
+                for name, constructor in subcommands.items()
+            )],
             args=argv,
             description=__doc__,
         )
     except SystemExit as exit_:  # tyro has printed the usage error, or the help
         return exit_.code if isinstance(exit_.code, int) else 2
-    console = Console()
     try:
         _run(command, console)
     except ModularPPOError as error:
@@ -129,12 +141,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    """The value given to `flag` (as "--flag value" or "--flag=value"), if any: the body
+    decides the train subcommand's defaults before tyro parses the rest."""
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def _run(command: object, console: Console) -> None:
     if isinstance(command, TrainRunConfig):
         run_training(command, console)
     elif isinstance(command, Eval):
         commands.evaluate_run(command.run, command.episodes, console, command.body,
-                              command.warmup_steps)
+                              command.warmup_steps, command.backend)
     elif isinstance(command, Render):
         commands.render_run(command.run, command.out, command.steps, console, command.body)
     elif isinstance(command, Analyse):

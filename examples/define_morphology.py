@@ -68,8 +68,14 @@ def hexapod_spec() -> mujoco.MjSpec:
     # and one module per leg, each owning its hip body and everything below it.
     modules = "; ".join(["torso=torso", *(f"{leg}={leg}_hip" for leg in LEG_ANGLES)])
     spec.add_text(name="modular_ppo:partition", data=modules)
-    spec.add_numeric(name="modular_ppo:healthy_z", data=[0.15, 1.0], size=2)
+    # So does its task (the keys of modular_ppo/body/task.py): an ant-like walk forward.
+    spec.add_text(name="modular_ppo:task_reference", data="run forward, the ant's weights")
     spec.add_numeric(name="modular_ppo:frame_skip", data=[5], size=1)
+    spec.add_numeric(name="modular_ppo:forward_reward_weight", data=[1.0], size=1)
+    spec.add_numeric(name="modular_ppo:healthy_reward", data=[1.0], size=1)
+    spec.add_numeric(name="modular_ppo:ctrl_cost_weight", data=[0.5], size=1)
+    spec.add_numeric(name="modular_ppo:healthy_z", data=[0.15, 1.0], size=2)
+    spec.add_numeric(name="modular_ppo:reset_noise_scale", data=[0.1], size=1)
     return spec
 
 

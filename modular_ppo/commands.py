@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import jax
@@ -12,7 +13,7 @@ from flax import nnx
 
 from modular_ppo import analysis
 from modular_ppo.body import describe, load_body
-from modular_ppo.env import EnvConfig, describe_observations, observation_layout
+from modular_ppo.env import Backend, EnvConfig, describe_observations, make_env, observation_layout
 from modular_ppo.networks import NetworkConfig, count_parameters, make_network
 from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.metrics_log import to_floats
@@ -64,6 +65,8 @@ def show_body(name: str, partition: str | None = None, png: Path | None = None,
     console.print(_table(f"{body.name}: {len(body.modules)} modules, {body.model.nu} "
                          f"actuators, {body.model.nv} DoF ({body.source})", rows))
     console.print("module tree:\n" + describe.module_tree_text(body), highlight=False)
+    console.print("task:\n" + describe.task_text(env_config.resolve_task(body.task)),
+                  highlight=False)
     console.print("observations:\n" + describe_observations(body, env_config), highlight=False)
     params = {
         arch: count_parameters(
@@ -78,11 +81,13 @@ def show_body(name: str, partition: str | None = None, png: Path | None = None,
 
 
 def evaluate_run(run_dir: Path, episodes: int = 16, console: Console | None = None,
-                 body: str | None = None, warmup_steps: int = DEFAULT_WARMUP_STEPS) -> dict:
+                 body: str | None = None, warmup_steps: int = DEFAULT_WARMUP_STEPS,
+                 backend: Backend | None = None) -> dict:
     """Deterministic and stochastic returns of a run's latest checkpoint, per module: on
     every body it trained on, or on `body` (zero-shot when the run did not train on it;
-    see `modular_ppo.runs.transfer`). Returns body -> {"deterministic": metrics,
-    "stochastic": metrics}."""
+    see `modular_ppo.runs.transfer`); on the run's simulator backend, or on `backend`
+    (sim-to-sim: the same policy on MJX or MuJoCo's C simulator). Returns body ->
+    {"deterministic": metrics, "stochastic": metrics}."""
     console = console or Console()
     run, step = restore_run(run_dir)
     key = jax.random.key(run.config.seed + 2)
@@ -90,6 +95,11 @@ def evaluate_run(run_dir: Path, episodes: int = 16, console: Console | None = No
         policies = trained_policies(run)
     else:
         policies = {body: policy_on_body(run, str(run_dir), body, warmup_steps, key)}
+    if backend is not None:
+        policies = {
+            name: dataclasses.replace(policy, env=make_env(policy.body, run.config.env, backend))
+            for name, policy in policies.items()
+        }
     results = {}
     for name, policy in policies.items():
         results[name] = {}
@@ -106,8 +116,9 @@ def evaluate_run(run_dir: Path, episodes: int = 16, console: Console | None = No
         how = "" if policy.trained_on else (
             f", zero-shot: not trained on, normaliser from {warmup_steps:,} warm-up steps"
         )
+        where = f", on the {backend} backend" if backend is not None else ""
         console.print(_table(f"{name} / {run.config.arch} at step {step:,} "
-                             f"({episodes} episodes{how})", rows))
+                             f"({episodes} episodes{how}{where})", rows))
     return results
 
 

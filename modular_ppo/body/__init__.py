@@ -8,9 +8,10 @@ Contract (what later stages may use):
 - `BodyGraph.model` (compiled `mujoco.MjModel`), `.xml` (MJCF text that rebuilds the same
   graph, partition included), `.modules` (name -> `Module`, root module first),
   `.module_names`, `.actuated_modules`, `.hop_distance` [M, M], `.neighbours(module, hops)`,
-  `.root_body_id`, `.partition_of_actuators()`, `.partition_annotation()`, and the body's
-  task numerics: `.frame_skip`, `.healthy_z` ((min, max) or None), `.init_qpos` [nq],
-  `.numerics` (all <custom><numeric> values, e.g. "modular_ppo:healthy_angle").
+  `.root_body_id`, `.partition_of_actuators()`, `.partition_annotation()`, the body's
+  own task `.task` (`TaskSpec`: reward weights, healthy ranges, reset noise, velocity
+  source, frame skip; read from `modular_ppo:` annotations, see `modular_ppo.body.task`),
+  `.frame_skip`, `.healthy_z`, `.init_qpos` [nq], `.numerics` (<custom><numeric> values).
 - `Module`: `body_ids`, `joint_ids`, `qpos_adr`, `qvel_adr`, `actuator_ids` (numpy int32,
   sorted MuJoCo ids), `bodies`, `joints`, `actuators` (names), `root_body`, `root_bodies`,
   `parent`, `children`.
@@ -26,5 +27,8 @@ from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.library import bundled_names, load_body
 from modular_ppo.body.modules import Module
 from modular_ppo.body.partition import Partition
+from modular_ppo.body.task import TaskSpec
 
-__all__ = ["BodyGraph", "BodyGraphError", "Module", "Partition", "bundled_names", "load_body"]
+__all__ = [
+    "BodyGraph", "BodyGraphError", "Module", "Partition", "TaskSpec", "bundled_names", "load_body",
+]

@@ -15,8 +15,8 @@ import math
 import mujoco
 
 from modular_ppo.body.errors import BodyGraphError
-from modular_ppo.body.numerics import FRAME_SKIP, HEALTHY_Z, INIT_QPOS
-from modular_ppo.body.spec_parts import add_floor, add_motor, add_numeric, annotate, new_spec
+from modular_ppo.body.numerics import INIT_QPOS
+from modular_ppo.body.spec_parts import add_floor, add_motor, add_numeric, add_task, annotate, new_spec
 
 MIN_LEGS = 4
 
@@ -73,8 +73,16 @@ def centipede_spec(n_legs: int) -> mujoco.MjSpec:
         _add_hinge(spec, torso, f"body_pitch_{i}", [0, 1, 0], math.radians(20))
         _add_segment(spec, torso, i)
     annotate(spec, _default_partition(n_segments), _segment_partitions(n_segments))
-    add_numeric(spec, FRAME_SKIP, [5])
-    add_numeric(spec, HEALTHY_Z, [0.2, 1.0])
+    add_task(
+        spec,
+        task_reference="the ant's (Brax ant = Gymnasium Ant-v5 without its contact cost), "
+                       "velocity of the front torso segment",
+        frame_skip=5, forward_reward_weight=1.0, velocity_source="root",
+        healthy_reward=1.0, healthy_reward_on="every_step", ctrl_cost_weight=0.5,
+        ctrl_cost_on="action", contact_force_range=[-1.0, 1.0], healthy_z=[0.2, 1.0],
+        healthy_bounds="inclusive",
+        reset_noise_scale=0.1, reset_qvel_noise="normal",
+    )
     add_numeric(spec, INIT_QPOS, _init_qpos(spec))
     return spec
 

@@ -11,6 +11,7 @@ import networkx as nx
 
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.library import bundled_names, load_body
+from modular_ppo.body.task import TaskSpec
 from modular_ppo.body.variants import DEFAULT_VARIANTS
 
 BODIES_HEADER = ("name", "modules", "actuators", "DoF")
@@ -50,6 +51,11 @@ def module_table(body: BodyGraph) -> list[tuple[str, str, str, str, str]]:
         )
         for m in body.modules.values()
     ]
+
+
+def task_text(task: TaskSpec) -> str:
+    """The task's definition, one `field: value` line each (`bodies show`)."""
+    return "\n".join(f"  {name:<26} {value}" for name, value in task.summary().items())
 
 
 def module_tree_text(body: BodyGraph) -> str:

@@ -8,6 +8,7 @@ Later stages only read the static numpy index arrays this produces.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import mujoco
@@ -17,10 +18,11 @@ import numpy as np
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.modules import Module, make_modules
 from modular_ppo.body.naming import name_of
-from modular_ppo.body.numerics import FRAME_SKIP, HEALTHY_Z, INIT_QPOS, read_numerics
-from modular_ppo.body.partition import ANNOTATION, Partition, format_annotation
+from modular_ppo.body.numerics import INIT_QPOS, read_numerics
+from modular_ppo.body.partition import ANNOTATION, Partition, format_annotation, model_texts
 from modular_ppo.body.resolve import resolve_partition
 from modular_ppo.body.source import MjcfSource, compile_spec, load_spec
+from modular_ppo.body.task import TaskSpec, read_ppo_preset, read_task
 from modular_ppo.body.transmission import actuator_bodies
 
 _JOINT_TYPE_NAME = ("free", "ball", "slide", "hinge")  # indexed by mjtJoint
@@ -51,21 +53,23 @@ class BodyGraph:
     """[n_modules, n_modules] shortest path lengths in `module_graph`, in `modules` order;
     -1 between modules of separate bodies."""
     numerics: dict[str, np.ndarray]
-    """The model's <custom><numeric> values by name: task parameters such as "init_qpos",
-    "modular_ppo:frame_skip", "modular_ppo:healthy_z" (see `modular_ppo.body.numerics`)."""
+    """The model's <custom><numeric> values by name (e.g. "init_qpos")."""
+    task: TaskSpec
+    """The task the body's file states (`modular_ppo.body.task`): reward weights, healthy
+    ranges, reset noise, velocity source, frame skip."""
+    ppo_preset: dict[str, str] = dataclasses.field(default_factory=dict)
+    """PPOConfig field -> value the body's file recommends (`modular_ppo:ppo_preset`),
+    unconverted: the run layer applies them as the CLI's defaults for this body."""
 
     @property
     def frame_skip(self) -> int:
         """Physics steps per control step: the `modular_ppo:frame_skip` numeric, default 5."""
-        return int(self.numerics.get(FRAME_SKIP, [5])[0])
+        return self.task.frame_skip
 
     @property
     def healthy_z(self) -> tuple[float, float] | None:
-        """(min, max) root body height of a healthy state, None if the body cannot fall."""
-        if HEALTHY_Z not in self.numerics:
-            return None
-        low, high = self.numerics[HEALTHY_Z]
-        return float(low), float(high)
+        """(min, max) root body height of a healthy state, None if the task has none."""
+        return self.task.healthy_z
 
     @property
     def init_qpos(self) -> np.ndarray:
@@ -141,6 +145,8 @@ def _build(
             "elements (e.g. <motor joint=... gear=.../>) for the joints to control."
         )
     numerics = read_numerics(model, where)
+    texts = model_texts(model)
+    task = read_task(model, numerics, texts, where)
     acting_on = actuator_bodies(model, where)
     bodies = _body_tree(model, acting_on)
     body_module = resolve_partition(model, bodies, partition, where)
@@ -166,6 +172,8 @@ def _build(
         module_graph=module_graph,
         hop_distance=hop,
         numerics=numerics,
+        task=task,
+        ppo_preset=read_ppo_preset(texts, where),
     )
 
 
@@ -199,7 +207,20 @@ def _annotated_xml(spec: mujoco.MjSpec, annotation: str) -> str:
         texts[0].data = annotation
     else:
         annotated.add_text(name=ANNOTATION, data=annotation)
-    return annotated.to_xml()
+    return _with_infinite_numerics(annotated.to_xml(), annotated)
+
+
+def _with_infinite_numerics(xml: str, spec: mujoco.MjSpec) -> str:
+    """`MjSpec.to_xml` writes an infinite numeric entry as 0 (e.g. healthy_z "0.7 inf" as
+    "0 0"); write those numerics' data as the file had it."""
+    for numeric in spec.numerics:
+        values = np.asarray(numeric.data, float)
+        if np.isfinite(values).all():
+            continue
+        data = " ".join(repr(float(v)) for v in values)
+        xml = re.sub(rf'(<numeric name="{re.escape(numeric.name)}"[^>]*data=")[^"]*"',
+                     lambda m: m.group(1) + data + '"', xml)
+    return xml
 
 
 def _annotation(modules: dict[str, Module]) -> str:

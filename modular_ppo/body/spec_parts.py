@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import mujoco
 
 from modular_ppo.body.partition import ANNOTATION, NAMED_ANNOTATION, format_annotation
+from modular_ppo.body.task import PREFIX
 
 ModuleBodies = Mapping[str, Sequence[str]]
 
@@ -64,3 +65,13 @@ def annotate(spec: mujoco.MjSpec, default: ModuleBodies, named: Mapping[str, Mod
 
 def add_numeric(spec: mujoco.MjSpec, name: str, values: Sequence[float]) -> None:
     spec.add_numeric(name=name, data=list(values), size=len(values))
+
+
+def add_task(spec: mujoco.MjSpec, **fields: float | str | Sequence[float]) -> None:
+    """State the body's task as `modular_ppo:` annotations (see `modular_ppo.body.task`):
+    words as <text>, numbers as <numeric>."""
+    for key, value in fields.items():
+        if isinstance(value, str):
+            spec.add_text(name=PREFIX + key, data=value)
+        else:
+            add_numeric(spec, PREFIX + key, [value] if isinstance(value, (int, float)) else value)

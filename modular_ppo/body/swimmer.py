@@ -11,8 +11,7 @@ from __future__ import annotations
 import mujoco
 
 from modular_ppo.body.errors import BodyGraphError
-from modular_ppo.body.numerics import FRAME_SKIP
-from modular_ppo.body.spec_parts import add_floor, add_motor, add_numeric, annotate, new_spec
+from modular_ppo.body.spec_parts import add_floor, add_motor, add_task, annotate, new_spec
 
 MIN_SEGMENTS = 2
 
@@ -66,7 +65,13 @@ def swimmer_spec(n_segments: int) -> mujoco.MjSpec:
         parent, offset = segment, -_LENGTH
     segments = [f"segment_{i}" for i in range(n_segments)]
     annotate(spec, {s: [s] for s in segments}, _chain_partitions(segments))
-    add_numeric(spec, FRAME_SKIP, [4])
+    add_task(
+        spec,
+        task_reference="Gymnasium Swimmer-v5 (its task on a swimmer of any length)",
+        frame_skip=4, forward_reward_weight=1.0, velocity_source="root", healthy_reward=0.0,
+        ctrl_cost_weight=1e-4, ctrl_cost_on="action", terminate_when_unhealthy=0,
+        reset_noise_scale=0.1, reset_qvel_noise="uniform",
+    )
     return spec
 
 

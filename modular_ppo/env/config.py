@@ -6,10 +6,17 @@ import dataclasses
 import math
 from typing import Literal
 
+from modular_ppo.body.task import TaskSpec
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.tasks import TASK_NAMES
 
 TeamSplit = Literal["even", "root"]
+
+TASK_OVERRIDES = (
+    "forward_reward_weight", "healthy_reward", "ctrl_cost_weight", "contact_cost_weight",
+    "reset_noise_scale", "terminate_when_unhealthy",
+)
+"""EnvConfig fields that override the body's own task (`BodyGraph.task`) where set."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,9 +24,9 @@ class EnvConfig:
     """Task, observation and episode settings of a ModularEnv (see `make_env`)."""
 
     task: str = "run_forward"
-    """Task name: "run_forward" (Brax / Gymnasium ant reward: velocity along +x of the root
-    body, alive bonus, control cost) or "run_direction" (the same, velocity along
-    `direction_deg`)."""
+    """Task name: "run_forward" (the body's own task as its file states it: velocity along
+    +x, alive bonus, control and contact costs, healthy range, reset noise) or
+    "run_direction" (the same, velocity along `direction_deg`)."""
     neighbour_hops: int = 1
     """Each module also observes the own features of the modules up to this many hops
     away in the module graph (0: only its own)."""
@@ -39,18 +46,28 @@ class EnvConfig:
     team_reward: TeamSplit = "even"
     """How team reward terms (velocity, alive bonus, contact cost) reach the modules:
     "even" splits them equally over all modules, "root" gives them to the root module."""
-    reset_noise_scale: float = 0.1
-    """Reset: qpos = init_qpos + U(-s, s), qvel = s * N(0, 1) (Brax / Gymnasium ant)."""
-    ctrl_cost_weight: float = 0.5
-    """Local term: each actuated module pays weight * sum(action^2) of its own actions."""
-    healthy_reward: float = 1.0
-    """Team term: alive bonus per step (episodes end when the root leaves the body's
-    healthy range, so it is constant while the episode runs, as in Brax)."""
-    contact_cost_weight: float = 0.0
-    """Team term: weight * sum(clip(cfrc_ext, -1, 1)^2) over the body (Gymnasium's ant
-    uses 5e-4; Brax's ant and the default leave it out)."""
+    forward_reward_weight: float | None = None
+    """Override of the body's forward reward weight (None: the body file's task)."""
+    healthy_reward: float | None = None
+    """Override of the body's alive bonus per step (None: the body file's task)."""
+    ctrl_cost_weight: float | None = None
+    """Override of the body's control cost weight (None: the body file's task; what the
+    cost is taken on, action or ctrl, stays the body's)."""
+    contact_cost_weight: float | None = None
+    """Override of the body's contact cost weight (None: the body file's task)."""
+    reset_noise_scale: float | None = None
+    """Override of the body's reset noise scale (None: the body file's task)."""
+    terminate_when_unhealthy: bool | None = None
+    """Override: end episodes when the state leaves the healthy range (None: the body
+    file's task)."""
     direction_deg: float = 0.0
     """run_direction: target direction in the xy plane, degrees counter-clockwise from +x."""
+
+    def resolve_task(self, body_task: TaskSpec) -> TaskSpec:
+        """The body's task with this config's overrides applied (fields left None keep
+        the body's value)."""
+        overrides = {name: getattr(self, name) for name in TASK_OVERRIDES}
+        return dataclasses.replace(body_task, **{k: v for k, v in overrides.items() if v is not None})
 
     def __post_init__(self) -> None:
         if self.task not in TASK_NAMES:
@@ -73,9 +90,10 @@ class EnvConfig:
                 f"EnvConfig.team_reward = {self.team_reward!r}; use \"even\" (split over all "
                 "modules) or \"root\" (all to the root module)."
             )
-        for name in ("reset_noise_scale", "ctrl_cost_weight", "healthy_reward",
-                     "contact_cost_weight"):
+        for name in TASK_OVERRIDES:
             value = getattr(self, name)
+            if name == "terminate_when_unhealthy" or value is None:
+                continue
             if not (math.isfinite(value) and value >= 0):
                 raise EnvError(f"EnvConfig.{name} = {value}; give a finite number >= 0.")
         if not math.isfinite(self.direction_deg):
@@ -83,3 +101,4 @@ class EnvConfig:
                 f"EnvConfig.direction_deg = {self.direction_deg}; give a finite angle in "
                 "degrees."
             )
+

@@ -10,7 +10,7 @@ Differences from the MJX env: the C simulator runs in float64 within a control s
 in float32), and with few solver iterations (the ant: one Newton iteration) the two
 solvers stop at different approximate solutions once contacts form, so trajectories
 agree to float tolerance only while the solver converges. Contact-force features and the
-contact cost are not available (mj_step does not compute MuJoCo's cfrc_ext). Where MuJoCo
+contact cost cost a full forward pass per control step (cpu_simulator.py). Where MuJoCo
 detects a diverging simulation it resets that environment's physics to the model's
 default pose with a warning, where MJX would propagate NaNs.
 """
@@ -22,23 +22,17 @@ from typing import Literal
 import jax
 
 from modular_ppo.body import BodyGraph
-from modular_ppo.env.config import EnvConfig
 from modular_ppo.env.cpu_simulator import unsupported_reason
-from modular_ppo.env.tasks import Task, make_task
 
 
-def cpu_unsupported_reason(body: BodyGraph, task: Task, config: EnvConfig) -> str | None:
-    """Why the CPU backend cannot serve this body and configuration, or None if it can."""
-    if config.contact_forces or task.needs_contact_forces:
-        return ("contact-force features and the contact cost need MuJoCo's cfrc_ext, which "
-                "the CPU backend does not compute: set contact_forces=False and "
-                "contact_cost_weight=0, or use the MJX backend")
+def cpu_unsupported_reason(body: BodyGraph) -> str | None:
+    """Why the CPU backend cannot serve this body, or None if it can."""
     return unsupported_reason(body.model)
 
 
-def default_backend(body: BodyGraph, config: EnvConfig) -> Literal["mjx", "cpu"]:
-    """"cpu" when JAX runs on CPU and the CPU backend supports the body and config, else
-    "mjx" (on GPU / TPU, MJX is the faster simulator)."""
+def default_backend(body: BodyGraph) -> Literal["mjx", "cpu"]:
+    """"cpu" when JAX runs on CPU and the CPU backend supports the body, else "mjx" (on
+    GPU / TPU, MJX is the faster simulator)."""
     if jax.default_backend() != "cpu":
         return "mjx"
-    return "mjx" if cpu_unsupported_reason(body, make_task(body, config), config) else "cpu"
+    return "mjx" if cpu_unsupported_reason(body) else "cpu"

@@ -4,8 +4,10 @@
 `vmap(env.step)` one host call receives every environment's state, writes it into a
 `mujoco.batch.Batch` (persistent threads, the GIL released while they step), runs
 `frame_skip` substeps of `mj_step` per environment and hands back the new state with the
-kinematic quantities observations and rewards read. Those are the ones `mj_step` computes
-at the start of its last substep, which is what `mjx.step` leaves in `mjx.Data` too.
+kinematic quantities observations and rewards read, computed at the new state (as the MJX
+`Physics` does). Where contact forces are needed, the model gets an accelerometer on a
+site of its world body, so that MuJoCo's forward pass also fills cfrc_ext (it computes it
+only for models with such sensors), and the new state gets a full forward pass.
 
 The state lives in JAX (float32, like MJX) so env states stay pure pytrees: jit, vmap,
 checkpoint and edit them as with the MJX env. The C simulator runs in float64 between
@@ -22,7 +24,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 from flax import struct
-from jaxtyping import Array, Float, PRNGKeyArray
+from jaxtyping import Array, Bool, Float
 from mujoco import batch as mujoco_batch
 
 from modular_ppo.body import BodyGraph
@@ -46,12 +48,15 @@ class CpuData:
     xmat: Float[Array, "nbody 3 3"]
     cvel: Float[Array, "nbody 6"]
     subtree_com: Float[Array, "nbody 3"]
+    cfrc_ext: Float[Array, "nbody 6"]
+    """External contact wrench per body; zero unless the simulator computes contact forces."""
 
 
 STATE_FIELDS = ("time", "qpos", "qvel", "act", "qacc_warmstart", "ctrl")
 """Written into the C simulator before a call, read back after it."""
-DERIVED_FIELDS = ("xpos", "xmat", "cvel", "subtree_com")
+DERIVED_FIELDS = ("xpos", "xmat", "cvel", "subtree_com", "cfrc_ext")
 """Computed by the C simulator, read back after a call."""
+_PROBE = "modular_ppo:contact_force_probe"
 
 _UNCARRIED_STATE = (
     mujoco.mjtState.mjSTATE_HISTORY.value | mujoco.mjtState.mjSTATE_PLUGIN.value
@@ -74,15 +79,22 @@ class ThreadedSimulator:
     run meets two or three sizes (training, evaluation, a single env).
     """
 
-    def __init__(self, model: mujoco.MjModel, frame_skip: int, nthread: int):
+    def __init__(
+        self, model: mujoco.MjModel, frame_skip: int, nthread: int, contact_forces: bool = False
+    ):
+        """contact_forces: compute cfrc_ext (the model must have a sensor that needs it,
+        see `with_contact_force_probe`)."""
         self.model = model
         self.frame_skip = frame_skip
+        self._stage = (mujoco.mjtStage.mjSTAGE_ACC if contact_forces
+                       else mujoco.mjtStage.mjSTAGE_VEL).value
+        """What is computed at the new state: kinematics and velocities, or everything."""
         self.nthread = nthread
         self._batches: dict[int, mujoco_batch.Batch] = {}
         # A Batch must not be driven from two threads at once; XLA may run two
         # computations that call back concurrently.
         self._lock = threading.Lock()
-        data = mujoco.MjData(model)
+        data = mujoco.MjData(self.model)
         self.shapes = {name: np.shape(getattr(data, name))
                        for name in STATE_FIELDS + DERIVED_FIELDS}
         """Field -> shape per environment (xmat as mjx.Data holds it: nbody x 3 x 3)."""
@@ -107,20 +119,40 @@ class ThreadedSimulator:
     def step(self, *state: np.ndarray) -> tuple[np.ndarray, ...]:
         """STATE_FIELDS arrays [..., *shape] -> STATE_FIELDS + DERIVED_FIELDS after
         frame_skip substeps, float32, same leading shape."""
-        return self._call(state, lambda batch: batch.step(nstep=self.frame_skip))
+        return self._call(state, lambda batch: batch.step(nstep=self.frame_skip, stage=self._stage))
 
     def forward(self, *state: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Like `step` without stepping: the kinematics and velocities of the given state,
-        its quaternions normalised (as MJX's kinematics and MuJoCo's integrator leave them)."""
+        """Like `step` without stepping: the derived fields of the given state, its
+        quaternions normalised (as MJX's kinematics and MuJoCo's integrator leave them)."""
+        return self._call(self._normalized(state), lambda batch: batch.forward(stage=self._stage))
+
+    def restart_where(self, done: np.ndarray, *fields: np.ndarray) -> tuple[np.ndarray, ...]:
+        """fields: STATE_FIELDS + DERIVED_FIELDS of a batch, then the fresh STATE_FIELDS.
+        Where `done`, the fresh state and its derived fields (`forward`); elsewhere the
+        batch's own fields, unchanged. Only the done environments are computed."""
+        count = len(STATE_FIELDS) + len(DERIVED_FIELDS)
+        current, fresh = fields[:count], fields[count:]
+        done = np.asarray(done, bool)
+        if not done.any():
+            return tuple(np.asarray(f, np.float32) for f in current)
+        ids = np.flatnonzero(done.ravel())
+        started = self._call(
+            self._normalized(fresh), lambda batch: batch.forward(ids=ids, stage=self._stage)
+        )
+        return tuple(
+            np.where(done.reshape(done.shape + (1,) * (new.ndim - done.ndim)), new, old)
+            .astype(np.float32)
+            for old, new in zip(current, started)
+        )
+
+    def _normalized(self, state: tuple[np.ndarray, ...]) -> list[np.ndarray]:
         state = list(state)
         qpos = np.array(state[STATE_FIELDS.index("qpos")], np.float64)
         for start, size in self._quaternions:
             quat = qpos[..., start:start + size]
             qpos[..., start:start + size] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
         state[STATE_FIELDS.index("qpos")] = qpos
-        return self._call(
-            state, lambda batch: batch.forward(stage=mujoco.mjtStage.mjSTAGE_VEL.value)
-        )
+        return state
 
     def _call(self, state, run) -> tuple[np.ndarray, ...]:
         lead = np.shape(state[STATE_FIELDS.index("qpos")])[:-1]
@@ -137,19 +169,18 @@ class ThreadedSimulator:
 
 
 class CpuPhysics:
-    """The C-simulator `Simulator` of a ModularEnv: resets and steps one environment's
+    """The C-simulator `Simulator` of a ModularEnv: starts and steps one environment's
     `CpuData` (callers vmap), as the MJX `Physics` does an `mjx.Data`."""
 
-    def __init__(self, body: BodyGraph, nthread: int = 0):
+    def __init__(self, body: BodyGraph, nthread: int = 0, contact_forces: bool = False):
         reason = unsupported_reason(body.model)
         if reason:
             raise EnvError(f"{body.source}: {reason}. Use the MJX backend for this body.")
         self.frame_skip = body.frame_skip
         self.dt = float(body.model.opt.timestep) * self.frame_skip
         """Seconds per control step."""
-        self.simulator = ThreadedSimulator(body.model, self.frame_skip, nthread)
-        self._init_qpos = np.asarray(body.init_qpos, np.float32)
-        self._nv = body.model.nv
+        model = with_contact_force_probe(body.xml) if contact_forces else body.model
+        self.simulator = ThreadedSimulator(model, self.frame_skip, nthread, contact_forces)
         self._result_shapes = tuple(
             jax.ShapeDtypeStruct(self.simulator.shapes[name], jnp.float32)
             for name in STATE_FIELDS + DERIVED_FIELDS
@@ -160,28 +191,45 @@ class CpuPhysics:
         raise EnvError("this env runs on the CPU backend (MuJoCo's C simulator) and has no "
                        "mjx.Model; use env.body.model, or the MJX backend.")
 
-    def initial_data(self, key: PRNGKeyArray, noise_scale: float) -> CpuData:
-        """qpos = body.init_qpos + U(-s, s), qvel = s * N(0, 1), as the MJX env draws them
-        from the same key; velocities, warm start, controls and time zero."""
-        qpos_key, qvel_key = jax.random.split(key)
-        qpos = self._init_qpos + jax.random.uniform(
-            qpos_key, self._init_qpos.shape, minval=-noise_scale, maxval=noise_scale
+    def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
+        """A fresh state at (qpos, qvel); time, controls, activations, warm start zero."""
+        return self._callback(self.simulator.forward, *self._fresh(qpos, qvel))
+
+    def restart_where(
+        self, done: Bool[Array, ""], data: CpuData, qpos: Float[Array, "nq"],
+        qvel: Float[Array, "nv"],
+    ) -> CpuData:
+        """`start(qpos, qvel)` where `done`, else `data`; only done environments are
+        computed by the simulator."""
+        current = [getattr(data, name) for name in STATE_FIELDS + DERIVED_FIELDS]
+        return self._callback(
+            self.simulator.restart_where, done, *current, *self._fresh(qpos, qvel)
         )
-        qvel = noise_scale * jax.random.normal(qvel_key, (self._nv,))
-        zeros = {name: jnp.zeros(self.simulator.shapes[name]) for name in STATE_FIELDS}
-        state = {**zeros, "qpos": qpos, "qvel": qvel}
-        return self._callback(self.simulator.forward, state)
 
     def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
         """`frame_skip` physics steps holding `ctrl`."""
         state = {name: getattr(data, name) for name in STATE_FIELDS}
-        return self._callback(self.simulator.step, {**state, "ctrl": ctrl})
+        return self._callback(self.simulator.step, *{**state, "ctrl": ctrl}.values())
 
-    def _callback(self, host_function, state: dict[str, Array]) -> CpuData:
+    def _fresh(self, qpos: Array, qvel: Array) -> list[Array]:
+        zeros = {name: jnp.zeros(self.simulator.shapes[name]) for name in STATE_FIELDS}
+        return list({**zeros, "qpos": qpos, "qvel": qvel}.values())
+
+    def _callback(self, host_function, *inputs: Array) -> CpuData:
         outputs = jax.pure_callback(
             host_function,
             self._result_shapes,
-            *(jnp.asarray(state[name], jnp.float32) for name in STATE_FIELDS),
+            *(jnp.asarray(x, jnp.float32) for x in inputs),
             vmap_method="broadcast_all",
         )
         return CpuData(**dict(zip(STATE_FIELDS + DERIVED_FIELDS, outputs)))
+
+
+def with_contact_force_probe(xml: str) -> mujoco.MjModel:
+    """The model of `xml` with an accelerometer on a site of the world body: MuJoCo's
+    forward pass computes cfrc_ext only when a sensor needs it."""
+    spec = mujoco.MjSpec.from_string(xml)
+    spec.worldbody.add_site(name=_PROBE)
+    spec.add_sensor(type=mujoco.mjtSensor.mjSENS_ACCELEROMETER, name=_PROBE,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname=_PROBE)
+    return spec.compile()

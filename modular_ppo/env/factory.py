@@ -29,11 +29,12 @@ def make_env(
     if backend not in BACKENDS:
         raise EnvError(f"backend = {backend!r}; use \"auto\", \"mjx\" or \"cpu\".")
     if backend == "auto":
-        backend = default_backend(body, config)
+        backend = default_backend(body)
     task = make_task(body, config)
     if backend == "mjx":
         return ModularEnv(body, task, config)
-    reason = cpu_unsupported_reason(body, task, config)
+    reason = cpu_unsupported_reason(body)
     if reason:
         raise EnvError(f"{body.source}: the CPU backend cannot run this env: {reason}.")
-    return ModularEnv(body, task, config, physics=CpuPhysics(body, nthread))
+    contact_forces = config.contact_forces or task.needs_contact_forces
+    return ModularEnv(body, task, config, physics=CpuPhysics(body, nthread, contact_forces))

@@ -28,10 +28,10 @@ class ModularEnv:
     physics: the simulator; default MJX (`Physics`). Another `Simulator` (e.g. MuJoCo's
         C simulator behind a callback) reuses the observations, tasks and episodes here.
 
-    Auto-reset (Brax AutoResetWrapper style): `reset` keeps its initial data in
-    `info["first_data"]`; a step that ends the episode returns that data again instead of
-    running a new reset, so a done costs a select, not a reset. Each env therefore
-    restarts from its own first state; envs differ from each other by their reset keys.
+    Auto-reset: a step that ends the episode returns a fresh start with new reset noise
+    drawn from the env's own key (`info["rng"]`), so every episode starts from its own
+    state. The simulator starts only the environments that are done where it can (the
+    CPU backend); under MJX's vmap every environment's start is computed and selected.
     """
 
     def __init__(
@@ -51,6 +51,10 @@ class ModularEnv:
             contact_forces = config.contact_forces or task.needs_contact_forces
             physics = Physics(body, contact_forces=contact_forces)
         self._physics = physics
+        self._init_qpos = jnp.asarray(body.init_qpos, jnp.float32)
+        self.task_spec = task.spec or config.resolve_task(body.task)
+        """The task definition in force: reset noise, and for `make_task` tasks the
+        reward weights and healthy ranges (config.json records it)."""
         self.dt = self._physics.dt
         """Seconds per control step (timestep x frame_skip)."""
         self.obs_sizes: dict[str, int] = self._observer.sizes
@@ -69,7 +73,8 @@ class ModularEnv:
         return self._physics.model
 
     def reset(self, key: PRNGKeyArray) -> State:
-        data = self._physics.initial_data(key, self.config.reset_noise_scale)
+        key, start_key = jax.random.split(key)
+        data = self._physics.start(*self._start_pose(start_key))
         episode = empty_episode(self.body.module_names)
         return State(
             data=data,
@@ -82,9 +87,24 @@ class ModularEnv:
                 "steps": jnp.zeros((), jnp.int32),
                 "episode": episode,
                 "last_episode": episode,
-                "first_data": data,
+                "rng": key,
             },
         )
+
+    def _start_pose(self, key: PRNGKeyArray) -> tuple[Float[Array, "nq"], Float[Array, "nv"]]:
+        """qpos = init_qpos + U(-s, s); qvel = U(-s, s) or s * N(0, 1) (the task's reset
+        noise scale s and qvel distribution)."""
+        scale = self.task_spec.reset_noise_scale
+        qpos_key, qvel_key = jax.random.split(key)
+        qpos = self._init_qpos + jax.random.uniform(
+            qpos_key, self._init_qpos.shape, minval=-scale, maxval=scale
+        )
+        nv = self.body.model.nv
+        if self.task_spec.reset_qvel_noise == "uniform":
+            qvel = jax.random.uniform(qvel_key, (nv,), minval=-scale, maxval=scale)
+        else:
+            qvel = scale * jax.random.normal(qvel_key, (nv,))
+        return qpos, qvel
 
     def step(self, state: State, action: dict[str, Float[Array, "act"]]) -> State:
         self._actions.check(action)
@@ -103,8 +123,8 @@ class ModularEnv:
             state.info["last_episode"],
             done,
         )
-        first = state.info["first_data"]
-        data = jax.tree.map(lambda a, b: jnp.where(done > 0, a, b), first, data)
+        key, start_key = jax.random.split(state.info["rng"])
+        data = self._physics.restart_where(done > 0, data, *self._start_pose(start_key))
         return State(
             data=data,
             obs=self._observer(data),
@@ -120,6 +140,6 @@ class ModularEnv:
                 "steps": jnp.where(done > 0, 0, steps),
                 "episode": episode,
                 "last_episode": last_episode,
-                "first_data": first,
+                "rng": key,
             },
         )

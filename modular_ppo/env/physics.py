@@ -1,4 +1,4 @@
-"""The MJX side of a ModularEnv: the device model, initial states and the frame-skip step."""
+"""The MJX side of a ModularEnv: the device model, fresh starts and the frame-skip step."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-from jaxtyping import Array, Float, PRNGKeyArray
+from jaxtyping import Array, Bool, Float
 from mujoco import mjx
 
 from modular_ppo.body import BodyGraph
@@ -46,18 +45,28 @@ def put_model(body: BodyGraph) -> tuple[mjx.Model, mjx.Data]:
 class Simulator(Protocol):
     """What ModularEnv needs of a simulator. Its data must carry the `mjx.Data` fields
     observations and tasks read: qpos, qvel, ctrl, xpos, xmat, subtree_com, cvel (and
-    cfrc_ext in `_impl` where contact forces are used)."""
+    cfrc_ext where contact forces are used), all of one instant: the state they describe."""
 
     dt: float
     """Seconds per control step."""
 
-    def initial_data(self, key: PRNGKeyArray, noise_scale: float) -> Any: ...
+    def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> Any:
+        """A fresh state at (qpos, qvel): zero time, controls, activations, warm start."""
+        ...
 
-    def step(self, data: Any, ctrl: Float[Array, "nu"]) -> Any: ...
+    def restart_where(
+        self, done: Bool[Array, ""], data: Any, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]
+    ) -> Any:
+        """`start(qpos, qvel)` where `done`, else `data` unchanged."""
+        ...
+
+    def step(self, data: Any, ctrl: Float[Array, "nu"]) -> Any:
+        """`frame_skip` physics steps holding `ctrl`; derived fields of the new state."""
+        ...
 
 
 class Physics:
-    """The MJX `Simulator`: resets and steps one environment's `mjx.Data` (callers vmap)."""
+    """The MJX `Simulator`: starts and steps one environment's `mjx.Data` (callers vmap)."""
 
     def __init__(self, body: BodyGraph, contact_forces: bool):
         self.model, self._blank = put_model(body)
@@ -66,39 +75,38 @@ class Physics:
         """Seconds per control step."""
         self.contact_forces = contact_forces
         """Whether states carry cfrc_ext (external contact forces per body)."""
-        self._init_qpos = np.asarray(body.init_qpos, np.float32)
 
-    def initial_data(self, key: PRNGKeyArray, noise_scale: float) -> mjx.Data:
-        """qpos = body.init_qpos + U(-s, s), qvel = s * N(0, 1) (Brax / Gymnasium reset).
+    def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> mjx.Data:
+        """Only the kinematics observations and rewards read are computed (unless contact
+        forces are observed): mjx.step recomputes everything else from qpos / qvel and
+        leaves qacc_warmstart as a full mjx.forward would (zero), so the episode is the
+        same while a start costs a fraction of a step."""
+        return self._derived(self._blank.replace(qpos=qpos, qvel=qvel))
 
-        Only the kinematics observations and rewards read (xpos, xmat, subtree_com, cvel)
-        are computed, unless contact forces are observed: mjx.step recomputes everything
-        else from qpos / qvel and leaves qacc_warmstart as a full mjx.forward would (zero),
-        so the episode is the same while reset compiles in a fraction of the time.
-        """
-        qpos_key, qvel_key = jax.random.split(key)
-        qpos = self._init_qpos + jax.random.uniform(
-            qpos_key, self._init_qpos.shape, minval=-noise_scale, maxval=noise_scale
-        )
-        qvel = noise_scale * jax.random.normal(qvel_key, (self.model.nv,))
-        data = self._blank.replace(qpos=qpos, qvel=qvel)
-        if self.contact_forces:
-            return self._with_contact_forces(mjx.forward(self.model, data))
-        data = mjx.com_pos(self.model, mjx.kinematics(self.model, data))
-        return mjx.com_vel(self.model, data)
+    def restart_where(
+        self, done: Bool[Array, ""], data: mjx.Data, qpos: Float[Array, "nq"],
+        qvel: Float[Array, "nv"],
+    ) -> mjx.Data:
+        fresh = self.start(qpos, qvel)
+        return jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, data)
 
     def step(self, data: mjx.Data, ctrl: Float[Array, "nu"]) -> mjx.Data:
-        """`frame_skip` physics steps holding `ctrl`."""
+        """`frame_skip` physics steps holding `ctrl`, then the kinematics of the new state
+        (mjx.step leaves those of the state before its last substep)."""
         data = jax.lax.fori_loop(
             0, self.frame_skip, lambda _, d: mjx.step(self.model, d), data.replace(ctrl=ctrl)
         )
-        return self._with_contact_forces(data)
+        return self._derived(data)
 
-    def _with_contact_forces(self, data: mjx.Data) -> mjx.Data:
-        # mjx.step leaves cfrc_ext at zero; this pass fills it from the solved contacts.
-        return mjx.rne_postconstraint(self.model, data) if self.contact_forces else data
+    def _derived(self, data: mjx.Data) -> mjx.Data:
+        if self.contact_forces:
+            # cfrc_ext needs the solved contacts of this state: a full forward pass.
+            return mjx.rne_postconstraint(self.model, mjx.forward(self.model, data))
+        data = mjx.com_pos(self.model, mjx.kinematics(self.model, data))
+        return mjx.com_vel(self.model, data)
 
 
 def contact_forces(data: mjx.Data) -> Float[Array, "nbody 6"]:
     """External contact wrench per body, [torque, force] at the body's subtree com."""
-    return jnp.asarray(data._impl.cfrc_ext)
+    impl = getattr(data, "_impl", None)
+    return jnp.asarray(impl.cfrc_ext if impl is not None else data.cfrc_ext)

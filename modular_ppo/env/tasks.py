@@ -5,13 +5,17 @@ split rule: "even" (each of the M modules gets 1/M) or "root" (the root module g
 all). A local term is computed per actuated module (modules without actuators get 0).
 Either way, summed over modules the reward equals the single-agent task reward.
 
-Bundled tasks (Brax / Gymnasium ant semantics):
-- run_forward: velocity of the root body along +x (its x displacement over the control
-  step / dt) + healthy_reward - ctrl_cost_weight * sum(action^2) [- contact cost].
-- run_direction: the same with the velocity along `EnvConfig.direction_deg` in xy.
-Both terminate when the root body's height leaves the body's "modular_ppo:healthy_z"
-numeric (min max), or the angle of the root body's hinge joint (the pitch of a planar
-body) leaves "modular_ppo:healthy_angle"; bodies without them never terminate.
+The task itself is the body's (`BodyGraph.task`, stated in its MJCF file, see
+`modular_ppo.body.task`) with `EnvConfig`'s overrides. Its single-agent reward is
+Gymnasium v5's locomotion reward:
+  forward_reward_weight * velocity + healthy_reward [* healthy(after), or every step]
+  - ctrl_cost_weight * sum(action^2 or ctrl^2)
+  - clip(contact_cost_weight * sum(clip(cfrc_ext, force range)^2), cost range)
+with the velocity of `velocity_source` (root body, centre of mass, or a named body) over
+the control step, and termination when the state after the step leaves the healthy
+ranges (height of the root, its hinge angle, the joint state).
+- run_forward: velocity along +x.
+- run_direction: velocity along `EnvConfig.direction_deg` in the xy plane.
 """
 
 from __future__ import annotations
@@ -28,13 +32,11 @@ from jaxtyping import Array, Bool, Float
 from mujoco import mjx
 
 from modular_ppo.body import BodyGraph
-from modular_ppo.env.errors import EnvError
+from modular_ppo.body.task import TaskSpec, root_hinges
 from modular_ppo.env.physics import contact_forces
 
 if TYPE_CHECKING:
     from modular_ppo.env.config import EnvConfig
-
-HEALTHY_ANGLE = "modular_ppo:healthy_angle"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,9 +73,11 @@ class Task:
     root_module: str
     team_split: Literal["even", "root"]
     healthy: Callable[[mjx.Data], Bool[Array, ""]]
-    """False where the state ends the episode (termination)."""
+    """False where the state after a step ends the episode (termination)."""
     progress: Callable[[Transition], Float[Array, ""]]
     """The task's speed along its direction: the "forward_velocity" metric."""
+    spec: TaskSpec | None = None
+    """The definition the task was built from (None for a task written by hand)."""
 
     @property
     def needs_contact_forces(self) -> bool:
@@ -102,66 +106,101 @@ class Task:
         return reward, totals
 
 
-def healthy_check(body: BodyGraph) -> Callable[[mjx.Data], Bool[Array, ""]]:
-    """The body's healthy range: root height ("modular_ppo:healthy_z") and root pitch
-    ("modular_ppo:healthy_angle", the qpos of the root body's one hinge joint)."""
+def healthy_check(body: BodyGraph, spec: TaskSpec) -> Callable[[mjx.Data], Bool[Array, ""]]:
+    """True where the state is inside every healthy range of `spec`: root body height
+    (healthy_z), the root's hinge angle (healthy_angle), every qpos entry but the root's
+    translation and every qvel entry (healthy_state); strict or inclusive bounds."""
+    model = body.model
     root = body.root_body_id
-    z_range = body.healthy_z
-    pitch_adr, angle_range = None, None
-    if HEALTHY_ANGLE in body.numerics:
-        model = body.model
-        is_hinge = model.jnt_type == mujoco.mjtJoint.mjJNT_HINGE
-        hinges = np.flatnonzero((model.jnt_bodyid == root) & is_hinge)
-        if hinges.size != 1:
-            raise EnvError(
-                f"{body.source}: <numeric name=\"{HEALTHY_ANGLE}\"> limits the root body's "
-                f"hinge angle, but the root body has {hinges.size} hinge joints. Give it "
-                "exactly one (the pitch of a planar body), or remove the numeric."
-            )
-        pitch_adr = int(model.jnt_qposadr[hinges[0]])
-        angle_range = tuple(float(v) for v in body.numerics[HEALTHY_ANGLE])
+    pitch_adr = root_hinges(model, body.source) if spec.healthy_angle is not None else None
+    state_qpos = _qpos_without_root_translation(model, root)
+    inside = (
+        (lambda x, r: (x > r[0]) & (x < r[1])) if spec.healthy_bounds == "strict"
+        else (lambda x, r: (x >= r[0]) & (x <= r[1]))
+    )
 
     def healthy(data: mjx.Data) -> Bool[Array, ""]:
         ok = jnp.ones((), bool)
-        if z_range is not None:
-            z = data.xpos[root, 2]
-            ok = ok & (z >= z_range[0]) & (z <= z_range[1])
+        if spec.healthy_z is not None:
+            ok = ok & inside(data.xpos[root, 2], spec.healthy_z)
         if pitch_adr is not None:
-            angle = data.qpos[pitch_adr]
-            ok = ok & (angle >= angle_range[0]) & (angle <= angle_range[1])
+            ok = ok & inside(data.qpos[pitch_adr], spec.healthy_angle)
+        if spec.healthy_state is not None:
+            state = jnp.concatenate([data.qpos[state_qpos], data.qvel])
+            ok = ok & jnp.all(inside(state, spec.healthy_state))
         return ok
 
     return healthy
 
 
+def _qpos_without_root_translation(model: mujoco.MjModel, root: int) -> np.ndarray:
+    """qpos addresses except the root body's slide joints and its free joint's position
+    (Gymnasium's `state_vector()[2:]` for the planar bodies)."""
+    dropped = []
+    for j in np.flatnonzero(model.jnt_bodyid == root):
+        adr = int(model.jnt_qposadr[j])
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE:
+            dropped.append(adr)
+        elif model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            dropped += [adr, adr + 1, adr + 2]
+    return np.setdiff1d(np.arange(model.nq), dropped).astype(np.int32)
+
+
+def _always_healthy(data: mjx.Data) -> Bool[Array, ""]:
+    return jnp.ones((), bool)
+
+
+def _position(body: BodyGraph, source: str) -> Callable[[mjx.Data], Float[Array, "2"]]:
+    """The xy position whose change over a step is the task's velocity."""
+    if source == "com":
+        return lambda data: data.subtree_com[0, :2]
+    body_id = body.root_body_id if source == "root" else mujoco.mj_name2id(
+        body.model, mujoco.mjtObj.mjOBJ_BODY, source
+    )
+    return lambda data: data.xpos[body_id, :2]
+
+
 def _run_task(body: BodyGraph, config: EnvConfig, name: str, angle_deg: float) -> Task:
-    root = body.root_body_id
+    spec = config.resolve_task(body.task)
     direction = np.array(
         [math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))], np.float32
     )
+    position = _position(body, spec.velocity_source)
+    healthy = healthy_check(body, spec)
+    actuators = {m: body.modules[m].actuator_ids for m in body.actuated_modules}
 
     def velocity(t: Transition) -> Float[Array, ""]:
-        return jnp.dot(t.after.xpos[root, :2] - t.before.xpos[root, :2], direction) / t.dt
+        return jnp.dot(position(t.after) - position(t.before), direction) / t.dt
+
+    def forward(t: Transition) -> Float[Array, ""]:
+        return spec.forward_reward_weight * velocity(t)
 
     def ctrl_cost(t: Transition) -> dict[str, Float[Array, ""]]:
-        return {m: -config.ctrl_cost_weight * jnp.sum(jnp.square(a)) for m, a in t.action.items()}
+        if spec.ctrl_cost_on == "ctrl":
+            return {m: -spec.ctrl_cost_weight * jnp.sum(jnp.square(t.after.ctrl[ids]))
+                    for m, ids in actuators.items()}
+        return {m: -spec.ctrl_cost_weight * jnp.sum(jnp.square(a)) for m, a in t.action.items()}
 
     agent_bodies = np.sort(np.concatenate([m.body_ids for m in body.modules.values()]))
 
     def contact_cost(t: Transition) -> Float[Array, ""]:
-        forces = jnp.clip(contact_forces(t.after)[agent_bodies], -1.0, 1.0)
-        return -config.contact_cost_weight * jnp.sum(jnp.square(forces))
+        forces = jnp.clip(contact_forces(t.after)[agent_bodies], *spec.contact_force_range)
+        cost = jnp.clip(spec.contact_cost_weight * jnp.sum(jnp.square(forces)),
+                        *spec.contact_cost_range)
+        return -cost
 
     def alive(t: Transition) -> Float[Array, ""]:
-        return jnp.asarray(config.healthy_reward, jnp.float32)
+        if spec.healthy_reward_on == "every_step":
+            return jnp.asarray(spec.healthy_reward, jnp.float32)
+        return spec.healthy_reward * healthy(t.after).astype(jnp.float32)
 
     # Terms weighted 0 are left out (a zero contact cost then costs no contact pass).
-    terms = [RewardTerm("forward_velocity", "team", velocity)]
-    if config.healthy_reward:
+    terms = [RewardTerm("forward_velocity", "team", forward)]
+    if spec.healthy_reward:
         terms.append(RewardTerm("healthy", "team", alive))
-    if config.ctrl_cost_weight:
+    if spec.ctrl_cost_weight:
         terms.append(RewardTerm("ctrl_cost", "local", ctrl_cost))
-    if config.contact_cost_weight:
+    if spec.contact_cost_weight:
         terms.append(RewardTerm("contact_cost", "team", contact_cost, needs_contact_forces=True))
     return Task(
         name=name,
@@ -169,8 +208,9 @@ def _run_task(body: BodyGraph, config: EnvConfig, name: str, angle_deg: float) -
         module_names=body.module_names,
         root_module=body.root_module,
         team_split=config.team_reward,
-        healthy=healthy_check(body),
+        healthy=healthy if spec.terminate_when_unhealthy else _always_healthy,
         progress=velocity,
+        spec=spec,
     )
 
 

@@ -27,7 +27,7 @@ class State:
         sums of the episode in progress, "last_episode" the values of the most recently
         finished episode (team_return, return/<module>, length, and forward_velocity as
         its mean over the episode's steps), and whatever the env needs for auto-reset
-        (ModularEnv: "first_data", the data each done step returns to). After a done
+        (ModularEnv: "rng", the key of the next fresh start). After a done
         step the returned state is already the first state of the next episode
         (auto-reset), but `reward`, `done`, `metrics` and `info["truncation"]` describe
         the step that finished.

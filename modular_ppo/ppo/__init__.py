@@ -89,7 +89,7 @@ Building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage
 """
 
 from modular_ppo.ppo.batch import Minibatch, make_batch, policy_advantages, split_environments
-from modular_ppo.ppo.config import EvalConfig, PPOConfig, default_ppo_config
+from modular_ppo.ppo.config import EvalConfig, PPOConfig, default_ppo_config, with_preset
 from modular_ppo.ppo.distributed import initialize_distributed
 from modular_ppo.ppo.errors import DistributedSetupError, NetworkEnvMismatch, PPOConfigError
 from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
@@ -131,6 +131,7 @@ __all__ = [
     "clipped_policy_loss",
     "collect_rollout",
     "default_ppo_config",
+    "with_preset",
     "evaluate",
     "gae",
     "initialize_distributed",

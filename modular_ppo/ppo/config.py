@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+from collections.abc import Mapping
 
 from modular_ppo.ppo.errors import PPOConfigError
 
@@ -147,3 +149,38 @@ def default_ppo_config(platform: str | None = None) -> PPOConfig:
 
         platform = jax.default_backend()
     return PPOConfig(**LOCOMOTION, **(CPU_SHAPE if platform == "cpu" else GPU_SHAPE))
+
+
+def with_preset(config: PPOConfig, preset: Mapping[str, str], where: str) -> PPOConfig:
+    """`config` with the settings of a body's `modular_ppo:ppo_preset` (field -> value as
+    written in the MJCF), converted to each field's type and checked like any PPOConfig."""
+    values: dict[str, object] = {}
+    for name, text in preset.items():
+        if name not in {f.name for f in dataclasses.fields(PPOConfig)}:
+            near = difflib.get_close_matches(name, [f.name for f in dataclasses.fields(PPOConfig)], n=1)
+            hint = f" Did you mean {near[0]}?" if near else ""
+            raise PPOConfigError(
+                f'{where}: <text name="modular_ppo:ppo_preset">: "{name}" is no PPO setting.'
+                f"{hint} Use the names of `python cli.py train --help`'s --ppo.* flags "
+                "(with underscores), or remove it."
+            )
+        values[name] = _parse(text, getattr(config, name), f'{where}: <text name="'
+                              f'modular_ppo:ppo_preset">: {name}={text}')
+    return dataclasses.replace(config, **values)
+
+
+def _parse(text: str, like: object, where: str) -> object:
+    lowered = text.lower()
+    try:
+        if lowered == "none":
+            return None
+        if isinstance(like, bool):
+            if lowered not in ("true", "false", "1", "0"):
+                raise ValueError
+            return lowered in ("true", "1")
+        if isinstance(like, int):
+            return int(text)
+        return float(text)
+    except ValueError:
+        kind = type(like).__name__ if like is not None else "number"
+        raise PPOConfigError(f"{where}: needs a {kind}. Fix its value.") from None

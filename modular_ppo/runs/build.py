@@ -74,6 +74,7 @@ class Run:
             "body": self.body.name,
             "arch": self.config.arch,
             "env": type(self.env).__name__,
+            "task": self.env.task_spec.summary(),
             "modules": list(self.body.module_names),
             "actuated_modules": list(self.body.actuated_modules),
             "obs_sizes": self.env.obs_sizes,
@@ -140,7 +141,7 @@ def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> 
         body = load_body(config.body, config.partition)
         backend = config.backend
         if backend == "auto":
-            backend = default_backend(body, config.env)
+            backend = default_backend(body)
             config = dataclasses.replace(config, backend=backend)
         env = make_env(body, config.env, backend)
     else:

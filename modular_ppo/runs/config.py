@@ -15,7 +15,8 @@ import tyro
 from modular_ppo.env import Backend, EnvConfig
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfig
-from modular_ppo.ppo import EvalConfig, PPOConfig, default_ppo_config
+from modular_ppo.body import load_body
+from modular_ppo.ppo import EvalConfig, PPOConfig, default_ppo_config, with_preset
 
 
 class RunConfigError(ModularPPOError):
@@ -151,6 +152,22 @@ RESUME_MAY_CHANGE = frozenset({
 })
 """Settings a resumed run may take from the command line: none of them changes what the
 training computes, so the resumed run continues exactly where the saved one stopped."""
+
+def train_defaults(body: str | None) -> TrainRunConfig:
+    """The defaults of `cli.py train --body BODY`: TrainRunConfig() with the PPO settings
+    the body's file recommends (`modular_ppo:ppo_preset`), which flags still override.
+    Several bodies, or a body that does not load (the run reports why), keep the defaults."""
+    if body is None or "," in body:
+        return TrainRunConfig()
+    try:
+        graph = load_body(body)
+    except ModularPPOError:
+        return TrainRunConfig()
+    if not graph.ppo_preset:
+        return TrainRunConfig()
+    ppo = with_preset(default_ppo_config(), graph.ppo_preset, graph.source)
+    return TrainRunConfig(body=body, ppo=ppo)
+
 
 _RESUME_IGNORES = frozenset({"runs_root", "run_name", "resume"})
 """The run directory is the one resumed; where new runs would go does not matter."""

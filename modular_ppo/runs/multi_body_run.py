@@ -67,6 +67,7 @@ class MultiBodyRun:
             "bodies": list(self.bodies),
             "arch": self.config.arch,
             "env": type(self.envs[first.name]).__name__,
+            "task": {name: env.task_spec.summary() for name, env in self.envs.items()},
             "modules": list(self.progress_modules),
             "body_envs": {group.name: group.n_envs for group in self.groups},
             "body_loss_weights": {group.name: group.loss_weight for group in self.groups},
@@ -131,7 +132,7 @@ def build_multi_body_run(config: TrainRunConfig) -> MultiBodyRun:
                                  f"'{body.name}'; each body may appear once.")
         bodies[body.name] = body
     if config.backend == "auto":
-        backends = {default_backend(body, config.env) for body in bodies.values()}
+        backends = {default_backend(body) for body in bodies.values()}
         config = dataclasses.replace(config, backend="cpu" if backends == {"cpu"} else "mjx")
     envs = {name: make_env(body, config.env, config.backend) for name, body in bodies.items()}
     config = dataclasses.replace(config, network=with_headroom(config.network, envs))

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from modular_ppo.body import load_body
+from modular_ppo.body import BodyGraphError, load_body
 from modular_ppo.body.library import BODIES_DIR
 from modular_ppo.env import (
     TASK_NAMES,
@@ -73,5 +73,5 @@ def test_healthy_angle_needs_one_root_hinge(tmp_path):
         '<numeric name="modular_ppo:frame_skip" data="5"/>'
         '<numeric name="modular_ppo:healthy_angle" data="-0.2 0.2"/>',
     )
-    with pytest.raises(EnvError, match="healthy_angle.*0 hinge joints"):
-        make_task(load_body(str(path)), EnvConfig())
+    with pytest.raises(BodyGraphError, match="healthy_angle.*0 hinge joints"):
+        load_body(str(path))

@@ -40,22 +40,48 @@ def _at(tree, env, t=None):
 
 
 def _single_agent_reward(body, before, after, actions):
-    """run_forward's reward for the whole body, from the two states (Brax ant formula)."""
+    """run_forward's reward for the whole body, from the two states and the body's task
+    (the ant's rollout observes contact forces but its task has no contact cost)."""
+    task = body.task
     dt = body.model.opt.timestep * body.frame_skip
-    root = body.root_body_id
-    forward = (after.xpos[root, 0] - before.xpos[root, 0]) / dt
-    ctrl = sum(float(np.sum(np.square(a))) for a in actions.values())
-    return forward + 1.0 - 0.5 * ctrl
+    if task.velocity_source == "com":
+        forward = (after.subtree_com[0, 0] - before.subtree_com[0, 0]) / dt
+    else:
+        root = body.root_body_id
+        forward = (after.xpos[root, 0] - before.xpos[root, 0]) / dt
+    if task.ctrl_cost_on == "ctrl":
+        ctrl = float(np.sum(np.square(after.ctrl)))
+    else:
+        ctrl = sum(float(np.sum(np.square(a))) for a in actions.values())
+    contact = 0.0
+    if task.contact_cost_weight:
+        forces = np.clip(after.cfrc_ext, *task.contact_force_range)
+        contact = np.clip(task.contact_cost_weight * np.sum(np.square(forces)),
+                          *task.contact_cost_range)
+    # Not done: the state after the step is healthy, so either convention pays the bonus.
+    return (task.forward_reward_weight * forward + task.healthy_reward
+            - task.ctrl_cost_weight * ctrl - contact)
+
+
+def _check_start_noise(graph, data):
+    """qpos = init_qpos + U(-s, s); qvel U(-s, s) or s * N(0, 1), as the body's task says."""
+    scale = graph.task.reset_noise_scale
+    noise = data.qpos - graph.init_qpos
+    assert np.all(np.abs(noise) <= scale * (1 + 1e-4) + 1e-6)
+    assert np.std(noise) > scale / 5, f"qpos noise should be U(-{scale}, {scale})"
+    if graph.task.reset_qvel_noise == "uniform":
+        assert np.all(np.abs(data.qvel) <= scale * (1 + 1e-4) + 1e-6)
+        assert np.std(data.qvel) > scale / 5
+    else:
+        assert 0.3 * scale < np.std(data.qvel) < 3 * scale, f"qvel should be {scale} * N(0, 1)"
 
 
 @pytest.mark.parametrize("name", BODIES)
-def test_reset_adds_brax_noise_to_the_rest_pose(name, body, runner):
+def test_reset_adds_the_tasks_noise_to_the_rest_pose(name, body, runner):
     graph, run = body(name), runner(name, backend=_backend(name))
     first = run(seed=1).first
-    noise = first.data.qpos - graph.init_qpos
-    assert np.all(np.abs(noise) <= 0.1 + 1e-6)
-    assert np.std(noise) > 0.02, "qpos noise should be U(-0.1, 0.1)"
-    assert 0.03 < np.std(first.data.qvel) < 0.3, "qvel noise should be 0.1 * N(0, 1)"
+    for env in range(N_ENVS):
+        _check_start_noise(graph, _at(first.data, env))
     assert not np.allclose(first.data.qpos[0], first.data.qpos[1]), "envs differ by key"
     assert np.all(first.info["steps"] == 0) and np.all(first.done == 0)
     for module, size in run.env.obs_sizes.items():
@@ -82,8 +108,8 @@ def test_module_rewards_sum_to_the_single_agent_reward(name, body, runner):
 
 
 @pytest.mark.parametrize("name", BODIES)
-def test_truncation_auto_reset_and_episode_metrics(name, runner):
-    run = runner(name, backend=_backend(name))
+def test_truncation_auto_reset_and_episode_metrics(name, body, runner):
+    graph, run = body(name), runner(name, backend=_backend(name))
     rollout = run(seed=3)
     modules = run.env.body.module_names
     for env in range(N_ENVS):
@@ -101,11 +127,12 @@ def test_truncation_auto_reset_and_episode_metrics(name, runner):
             assert len(rewards) == EPISODE_LENGTH or (terminated and len(rewards) < EPISODE_LENGTH)
             if len(rewards) == EPISODE_LENGTH and not terminated:
                 assert state.info["truncation"] == 1
-            # Auto-reset: the returned state is the env's first state again.
-            np.testing.assert_array_equal(state.data.qpos, first.data.qpos)
-            np.testing.assert_array_equal(state.data.qvel, first.data.qvel)
+            # Auto-reset: the returned state is a fresh start, with its own noise.
+            _check_start_noise(graph, state.data)
+            assert not np.array_equal(state.data.qpos, first.data.qpos), "noise drawn anew"
+            assert state.data.time == 0
             for module in modules:
-                np.testing.assert_array_equal(state.obs[module], first.obs[module])
+                assert np.all(np.isfinite(state.obs[module]))
             assert state.info["steps"] == 0
             last = state.info["last_episode"]
             assert last["length"] == len(rewards)
@@ -130,7 +157,7 @@ def _tilt_or_lift(graph) -> np.ndarray | None:
     offset = np.zeros(model.nq)
     root_joints = np.flatnonzero(model.jnt_bodyid == root)
     hinges = [j for j in root_joints if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
-    angle = graph.numerics.get("modular_ppo:healthy_angle")
+    angle = graph.task.healthy_angle
     if angle is not None and len(hinges) == 1:
         offset[model.jnt_qposadr[hinges[0]]] = angle[1] - angle[0] + 1.0
         return offset
@@ -163,5 +190,6 @@ def test_leaving_the_healthy_range_terminates_without_truncation(name, body, run
     np.testing.assert_array_equal(states.info["truncation"][:, 0], 0.0)
     np.testing.assert_array_equal(states.info["last_episode"]["length"][:, 0], 1.0)
     np.testing.assert_array_equal(states.info["steps"][:, 0], 0)
-    np.testing.assert_array_equal(states.data.qpos[:, 0], rollout.first.data.qpos)
+    for env in range(N_ENVS):
+        _check_start_noise(body(name), _at(states.data, env, 0))
     assert np.all(states.done[:, 1] == 0), "the restarted episode continues"

@@ -81,9 +81,7 @@ def test_one_update_step_changes_the_shared_parameters_with_every_bodys_data(
         own = state.groups[group.name]
         resets = jax.jit(jax.vmap(group.env.reset))(jax.random.split(jax.random.key(7),
                                                                      group.n_envs))
-        own = own.replace(env_state=jax.tree.map(
-            lambda new, old: jax.device_put(new.astype(old.dtype), old.sharding),
-            resets, own.env_state))
+        own = own.replace(env_state=jax.tree.map(_placed_like, resets, own.env_state))
         other = state.replace(groups={**state.groups, group.name: own})
         updated_other, _ = multi_body_train_step(groups, PPO, other)
         assert any(not np.allclose(a, b)
@@ -151,3 +149,10 @@ def test_weights_that_serve_only_another_bodys_larger_sizes_never_reach_a_body(
         after = outputs(group, scrambled, rest, obs)
         same = all(np.array_equal(b, a) for b, a in zip(before, after))
         assert same != changes, group.name
+
+
+def _placed_like(new: jax.Array, old: jax.Array) -> jax.Array:
+    """`new` with `old`'s dtype and placement (PRNG keys keep their key type)."""
+    if not jax.dtypes.issubdtype(new.dtype, jax.dtypes.prng_key):
+        new = new.astype(old.dtype)
+    return jax.device_put(new, old.sharding)

@@ -90,10 +90,22 @@ CLI_CASES = [
               '<motor name="bend" joint="elbow" ctrlrange="-1 1"/>'
           ))), "--backend", "mjx"),
           "MJX cannot simulate", "mjTRN_BODY", "Change or remove that feature"),
-    _case("cpu_backend_without_contact_forces",
-          lambda p: p.train(p.body, "--backend", "cpu", "--env.contact-forces"),
-          "the CPU backend cannot run this env", "contact-force features",
-          "or use the MJX backend"),
+    _case("mjcf_task_negative_weight",
+          lambda p: p.train(p.xml(tiny_xml(
+              custom='<custom><numeric name="modular_ppo:ctrl_cost_weight" data="-1"/></custom>'
+          ))),
+          '<numeric name="modular_ppo:ctrl_cost_weight" data="-1">', "one finite number >= 0",
+          "Fix its data"),
+    _case("mjcf_task_unknown_key",
+          lambda p: p.train(p.xml(tiny_xml(
+              custom='<custom><numeric name="modular_ppo:healthy_zz" data="0 1"/></custom>'
+          ))),
+          'unknown key "healthy_zz"', "Did you mean modular_ppo:healthy_z?", "Known keys"),
+    _case("mjcf_task_velocity_source_names_no_body",
+          lambda p: p.train(p.xml(tiny_xml(
+              custom='<custom><text name="modular_ppo:velocity_source" data="tail"/></custom>'
+          ))),
+          '"tail" names no body', '"root", "com"', "base, arm"),
     _case("mjcf_no_actuators", lambda p: p.train(p.xml(tiny_xml(actuators=""))),
           "no actuators", "Add <actuator> elements"),
     _case("mjcf_healthy_angle_without_root_hinge",

@@ -1,0 +1,169 @@
+"""Learning on every bundled body with the CLI defaults: eval return and forward velocity at
+1M and 5M env steps and at 10 and 20 minutes wall, over seeds, beside published PPO figures.
+
+    python benchmarks/every_body.py run --bodies hopper-modular walker2d-modular --seeds 0 1 2 \
+        --total-steps 1000000 --minutes 20 --cores 0 1
+    python benchmarks/every_body.py report          # table to stdout and BENCHMARKS.md
+
+`run` trains each (body, seed) with `cli.py train --body BODY --seed SEED` (nothing else
+changed: the body's own task and PPO preset), one process per core given (`taskset`),
+each until --total-steps or --minutes, evaluating every 250k steps (32 episodes), and
+keeps the run directories under benchmarks/results/every_body/<body>/seed<k>, the load
+average sampled every 30 s beside them. `report` reads every run directory there: a
+column is filled only where every seed reached it (steps or wall time), with the mean and
+the spread (min-max) over seeds, the number of seeds, the load seen during the runs, and
+the published anchors (same task definitions: Gymnasium MuJoCo v4/v5 rewards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "every_body"
+BODIES = ("ant-modular", "halfcheetah-modular", "hopper-modular", "walker2d-modular",
+          "humanoid-modular", "swimmer-6", "centipede-6")
+STEP_MARKS = (1_000_000, 5_000_000)
+MINUTE_MARKS = (10, 20)
+PUBLISHED_1M = {
+    "halfcheetah-modular": "CleanRL 1,443; SB3 zoo 3,143",
+    "hopper-modular": "CleanRL 2,383; SB3 zoo 3,578",
+    "walker2d-modular": "CleanRL 2,288; SB3 zoo 4,384 (at 2M)",
+    "humanoid-modular": "CleanRL 716",
+}
+"""Published PPO returns at 1M env steps, MuJoCo v4 (same reward definitions as v5)."""
+
+
+def run(bodies: list[str], seeds: list[int], total_steps: int, minutes: float,
+        cores: list[int], extra: list[str]) -> None:
+    jobs = [(body, seed) for body in bodies for seed in seeds]
+    free = list(cores)
+    running: list[tuple[subprocess.Popen, int]] = []
+    stop = threading.Event()
+    threading.Thread(target=_sample_load, args=(stop,), daemon=True).start()
+    while jobs or running:
+        for proc, core in list(running):
+            if proc.poll() is not None:
+                running.remove((proc, core))
+                free.append(core)
+        while jobs and free:
+            body, seed = jobs.pop(0)
+            core = free.pop(0)
+            running.append((_start(body, seed, total_steps, minutes, core, extra), core))
+        time.sleep(5)
+    stop.set()
+
+
+def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
+           extra: list[str]) -> subprocess.Popen:
+    out = RESULTS / body
+    out.mkdir(parents=True, exist_ok=True)
+    name = f"seed{seed}"
+    if (out / name).exists():
+        raise SystemExit(f"{out / name} exists: move it away to run it again.")
+    command = [
+        "taskset", "-c", str(core), "timeout", "--signal=INT", str(int(minutes * 60)),
+        sys.executable, str(ROOT / "cli.py"), "train", "--body", body, "--seed", str(seed),
+        "--ppo.total-steps", str(total_steps), "--eval-every-steps", "250000",
+        "--eval.n-envs", "32", "--no-video", "--runs-root", str(RESULTS), "--run-name", name,
+        *extra,
+    ]
+    # The run dir is <runs_root>/<body>/<run_name>; a file path body gets its stem.
+    log = open(out / f"{name}.log", "w")
+    print(" ".join(command), flush=True)
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def _sample_load(stop: threading.Event) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / "load.jsonl", "a") as f:
+        while not stop.wait(30):
+            f.write(json.dumps({"time": time.time(), "load1": os.getloadavg()[0]}) + "\n")
+            f.flush()
+
+
+def _curve(run_dir: Path) -> list[dict]:
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()
+            if line.strip()]
+    return [r for r in rows if "eval/team_return" in r]
+
+
+def _at(curve: list[dict], key: str, limit: float) -> dict | None:
+    """The last evaluation at or before `limit` (steps or wall seconds), if the run got
+    within one evaluation interval of it."""
+    before = [r for r in curve if r[key] <= limit]
+    if not before or not any(r[key] >= limit * 0.98 for r in curve) and before[-1][key] < limit * 0.9:
+        return None
+    return before[-1]
+
+
+def _cell(rows: list[dict | None]) -> str:
+    if not rows or any(r is None for r in rows):
+        return "-"
+    returns = [r["eval/team_return"] for r in rows]
+    speeds = [r.get("eval/forward_velocity", float("nan")) for r in rows]
+    mean = sum(returns) / len(returns)
+    spread = f" ({min(returns):,.0f}-{max(returns):,.0f})" if len(returns) > 1 else ""
+    return f"{mean:,.0f}{spread}, {sum(speeds) / len(speeds):.2f} m/s"
+
+
+def report(write: bool) -> str:
+    lines = [
+        "| body | seeds | 1M steps | 5M steps | 10 min | 20 min | published PPO at 1M |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for body_dir in sorted(p for p in RESULTS.iterdir() if p.is_dir()):
+        curves = [_curve(d) for d in sorted(body_dir.iterdir())
+                  if d.is_dir() and (d / "metrics.jsonl").exists()]
+        curves = [c for c in curves if c]
+        if not curves:
+            continue
+        cells = [_cell([_at(c, "step", s) for c in curves]) for s in STEP_MARKS]
+        cells += [_cell([_at(c, "time/elapsed_s", m * 60) for c in curves]) for m in MINUTE_MARKS]
+        lines.append(f"| {body_dir.name} | {len(curves)} | " + " | ".join(cells)
+                     + f" | {PUBLISHED_1M.get(body_dir.name, '')} |")
+    loads = [json.loads(line)["load1"] for line in (RESULTS / "load.jsonl").read_text().splitlines()] \
+        if (RESULTS / "load.jsonl").exists() else []
+    load = f"load average during the runs {min(loads):.1f}-{max(loads):.1f}" if loads else ""
+    table = "\n".join(lines)
+    text = (f"\n### Every bundled body: run of {dt.date.today()} ({platform.processor() or platform.machine()}, "
+            f"{os.cpu_count()} cores; {load})\n\n`python benchmarks/every_body.py report` "
+            "(runs: `python benchmarks/every_body.py run ...`, one core per run). Cells: "
+            "eval team return, mean over seeds (min-max), and mean forward velocity; '-' where "
+            "not every seed got there.\n\n" + table + "\n")
+    if write:
+        with open(ROOT / "BENCHMARKS.md", "a") as f:
+            f.write(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run")
+    run_parser.add_argument("--bodies", nargs="+", default=list(BODIES))
+    run_parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    run_parser.add_argument("--total-steps", type=int, default=5_000_000)
+    run_parser.add_argument("--minutes", type=float, default=20.0)
+    run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
+    run_parser.add_argument("extra", nargs="*", help="more cli.py train flags, after --")
+    report_parser = sub.add_parser("report")
+    report_parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args.bodies, args.seeds, args.total_steps, args.minutes, args.cores, args.extra)
+    else:
+        print(report(write=not args.no_write))
+
+
+if __name__ == "__main__":
+    main()

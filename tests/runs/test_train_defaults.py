@@ -1,0 +1,57 @@
+"""`cli.py train --body B`: the body's `modular_ppo:ppo_preset` becomes the defaults,
+which flags still override."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modular_ppo.body import load_body
+from modular_ppo.ppo import PPOConfig, PPOConfigError, default_ppo_config, with_preset
+from modular_ppo.runs.config import TrainRunConfig, train_defaults
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_bodys_preset_sets_the_defaults_of_its_runs():
+    assert train_defaults("hopper-modular").ppo == with_preset(
+        default_ppo_config(), {"gamma": "0.99"}, "hopper")
+    assert train_defaults("hopper-modular").ppo.gamma == 0.99
+    assert train_defaults("ant-modular") == TrainRunConfig()
+    assert train_defaults("hopper-modular,walker2d-modular") == TrainRunConfig()
+    assert train_defaults("no-such-body") == TrainRunConfig()  # the run reports it
+
+
+def test_preset_values_take_each_fields_type():
+    preset = {"n_epochs": "8", "gamma": "0.995", "normalize_advantages": "false",
+              "gradient_clipping": "none"}
+    config = with_preset(PPOConfig(), preset, "x.xml")
+    assert (config.n_epochs, config.gamma, config.normalize_advantages,
+            config.gradient_clipping) == (8, 0.995, False, None)
+
+
+@pytest.mark.parametrize(
+    ("preset", "message"),
+    [
+        ({"gama": "0.99"}, r'x.xml: <text name="modular_ppo:ppo_preset">: "gama" is no PPO '
+                           r"setting. Did you mean gamma\?"),
+        ({"n_epochs": "many"}, r"n_epochs=many: needs a int"),
+        ({"gamma": "1.5"}, r"PPOConfig.gamma = 1.5"),
+    ],
+)
+def test_bad_presets_name_the_file_and_the_fix(preset, message):
+    with pytest.raises(PPOConfigError, match=message):
+        with_preset(PPOConfig(), preset, "x.xml")
+
+
+def test_the_cli_refuses_a_bad_preset_before_parsing(tmp_path):
+    xml = tmp_path / "hopper.xml"
+    xml.write_text(load_body("hopper-modular").xml.replace('data="gamma=0.99"', 'data="gama=0.99"'))
+    runs = tmp_path / "runs"
+    result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "train", "--body", str(xml),
+                             "--runs-root", str(runs)], capture_output=True, text=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert '"gama" is no PPO setting' in output and "Traceback" not in output
+    assert not runs.exists()
