@@ -26,7 +26,9 @@ from modular_ppo.ppo import (
     train,
 )
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.config import RunConfigError, TrainRunConfig, config_from_json, config_to_json
+from modular_ppo.runs.config import (
+    RunConfigError, TrainRunConfig, config_from_json, config_to_json, task_record,
+)
 from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.multi_body_run import MultiBodyRun, build_multi_body_run
 from modular_ppo.runs.run_dir import (
@@ -74,7 +76,7 @@ class Run:
             "body": self.body.name,
             "arch": self.config.arch,
             "env": type(self.env).__name__,
-            "task": self.env.task_spec.summary(),
+            "task": task_record(self.env),
             "modules": list(self.body.module_names),
             "actuated_modules": list(self.body.actuated_modules),
             "obs_sizes": self.env.obs_sizes,

@@ -228,6 +228,13 @@ def _with_changes(config: Any, changes: dict[str, Any]) -> Any:
     return dataclasses.replace(config, **kwargs)
 
 
+def task_record(env: object) -> dict[str, object] | None:
+    """The task definition an env runs (its `task_spec`), for config.json; None for an env
+    without one (a custom env written against `ModularEnvProtocol`)."""
+    spec = getattr(env, "task_spec", None)
+    return spec.summary() if spec is not None else None
+
+
 def config_to_json(config: TrainRunConfig) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(config), default=str))
 

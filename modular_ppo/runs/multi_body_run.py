@@ -22,7 +22,7 @@ from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.ppo.multi_body_metrics import body_key, for_body
 from modular_ppo.ppo.multi_body_state import BodyGroup, MultiBodyState, new_multi_body_state
 from modular_ppo.ppo.multi_body_train import OnMultiBodyIteration, train_multi_body
-from modular_ppo.runs.config import RunConfigError, TrainRunConfig, config_to_json
+from modular_ppo.runs.config import RunConfigError, TrainRunConfig, config_to_json, task_record
 from modular_ppo.runs.metrics_log import to_floats
 
 MODULE_HEADROOM = 2.0
@@ -67,7 +67,7 @@ class MultiBodyRun:
             "bodies": list(self.bodies),
             "arch": self.config.arch,
             "env": type(self.envs[first.name]).__name__,
-            "task": {name: env.task_spec.summary() for name, env in self.envs.items()},
+            "task": {name: task_record(env) for name, env in self.envs.items()},
             "modules": list(self.progress_modules),
             "body_envs": {group.name: group.n_envs for group in self.groups},
             "body_loss_weights": {group.name: group.loss_weight for group in self.groups},
