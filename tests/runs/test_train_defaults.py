@@ -55,3 +55,14 @@ def test_the_cli_refuses_a_bad_preset_before_parsing(tmp_path):
     assert result.returncode == 2, output
     assert '"gama" is no PPO setting' in output and "Traceback" not in output
     assert not runs.exists()
+
+
+def test_config_json_records_the_task_in_force():
+    from modular_ppo.env import EnvConfig, make_env
+    from modular_ppo.runs.config import task_record
+
+    body = load_body("hopper-modular")
+    record = task_record(make_env(body, EnvConfig(ctrl_cost_weight=0.5), "cpu"))
+    assert record["task_reference"] == "Gymnasium Hopper-v5"
+    assert record["ctrl_cost_weight"] == 0.5 and record["healthy_z"] == [0.7, "inf"]
+    assert task_record(object()) is None
