@@ -1,11 +1,12 @@
-"""Brax PPO on the same ant MJCF and physics as `ant-modular`, for side-by-side figures.
+"""Brax PPO on the same MJCF and physics as a bundled body, for side-by-side figures.
 
-Needs the `bench` extra (`pip install -e '.[bench]'`). Trains Brax's PPO (its MJX ant task:
-same reward formula and episode rules) on bodies/ant-modular.xml with the solver settings
-from that file, for a wall-time budget, and writes a JSON learning curve:
-env steps, wall seconds (compile included), eval return and mean forward velocity.
+Needs the `bench` extra (`pip install -e '.[bench]'`). Trains Brax's PPO with the settings
+Brax publishes for the env (its MJX ant, halfcheetah or humanoid task: Brax's reward and
+episode rules) on bodies/<body>-modular.xml with the solver settings from that file, for a
+wall-time budget, and writes a JSON learning curve: env steps, wall seconds (compile
+included), eval return and mean forward velocity.
 
-    python benchmarks/brax_ppo.py --minutes 30 --out benchmarks/results/brax_ant.json
+    python benchmarks/brax_ppo.py --task ant --minutes 30 --out benchmarks/results/brax_ant.json
 
 `make_env` and `brax_ppo_settings` are shared with the throughput benchmark (cases.py).
 """
@@ -18,36 +19,41 @@ import json
 import time
 from pathlib import Path
 
-BODY = Path(__file__).resolve().parents[1] / "bodies" / "ant-modular.xml"
+BODIES = Path(__file__).resolve().parents[1] / "bodies"
+
+PUBLISHED = {
+    "ant": dict(reward_scaling=10, unroll_length=5, num_minibatches=32, num_updates_per_batch=4,
+                discounting=0.97, entropy_cost=1e-2, num_envs=2048, batch_size=1024),
+    "halfcheetah": dict(reward_scaling=1, unroll_length=20, num_minibatches=32,
+                        num_updates_per_batch=8, discounting=0.95, entropy_cost=1e-3,
+                        num_envs=2048, batch_size=512),
+    "humanoid": dict(reward_scaling=0.1, unroll_length=10, num_minibatches=32,
+                     num_updates_per_batch=8, discounting=0.97, entropy_cost=1e-3,
+                     num_envs=2048, batch_size=1024),
+}
+"""Brax's published PPO settings per env (its training notebook). Brax publishes SAC, not
+PPO, settings for hopper and walker2d, so those have no Brax PPO row."""
+
+BRAX_BODIES = {"ant": "ant-modular", "halfcheetah": "halfcheetah-modular",
+               "humanoid": "humanoid-modular"}
+"""Brax env -> the bundled body whose MJCF (physics settings included) it is run on."""
 
 
 class _Deadline(Exception):
     pass
 
 
-def brax_ppo_settings(
-    num_envs: int = 2048,
-    batch_size: int = 1024,
-    unroll_length: int = 5,
-    num_minibatches: int = 32,
-    num_updates_per_batch: int = 4,
-    seed: int = 0,
-) -> dict:
-    """Brax's published PPO settings for its MJX ant (keyword arguments of ppo.train)."""
+def brax_ppo_settings(task: str = "ant", seed: int = 0, **shape: int) -> dict:
+    """Keyword arguments of Brax's `ppo.train` for `task` with its published settings;
+    `shape` overrides num_envs, batch_size, unroll_length, num_minibatches,
+    num_updates_per_batch (the throughput benchmark's smoke shape)."""
     return dict(
-        reward_scaling=10,
         episode_length=1000,
         normalize_observations=True,
         action_repeat=1,
-        unroll_length=unroll_length,
-        num_minibatches=num_minibatches,
-        num_updates_per_batch=num_updates_per_batch,
-        discounting=0.97,
         learning_rate=3e-4,
-        entropy_cost=1e-2,
-        num_envs=num_envs,
-        batch_size=batch_size,
         seed=seed,
+        **{**PUBLISHED[task], **shape},
     )
 
 
@@ -63,32 +69,33 @@ def install_jax_compatibility() -> None:
     jax.device_put_replicated = device_put_replicated
 
 
-def make_env():
-    """Brax's Ant task on bodies/ant-modular.xml (timestep, solver and iterations taken from
-    the file; 5 physics steps per control step, as Brax's ant and `ant-modular`)."""
+def make_env(task: str = "ant"):
+    """Brax's `task` env (its reward, termination and observations) on the bundled body's
+    MJCF: timestep, solver and iterations from that file, Brax's frame skip (5)."""
+    import importlib
+
     import mujoco
-    from brax.envs.ant import Ant
     from brax.io import mjcf
 
-    class ModularAntMJCF(Ant):
+    module, cls = {"ant": ("ant", "Ant"), "halfcheetah": ("half_cheetah", "Halfcheetah"),
+                   "humanoid": ("humanoid", "Humanoid")}[task]
+    base = getattr(importlib.import_module(f"brax.envs.{module}"), cls)
+    body = BODIES / f"{BRAX_BODIES[task]}.xml"
+
+    class OnModularMJCF(base):
         def __init__(self, **kwargs):
             super().__init__(backend="mjx", **kwargs)
-            model = mujoco.MjModel.from_xml_path(str(BODY))
-            sys = mjcf.load_model(model)
+            sys = mjcf.load_model(mujoco.MjModel.from_xml_path(str(body)))
             self._sys = sys
             self.sys = sys
 
-    return ModularAntMJCF()
+    return OnModularMJCF()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=sorted(PUBLISHED), default="ant")
     parser.add_argument("--minutes", type=float, default=30.0)
-    parser.add_argument("--num-envs", type=int, default=2048)
-    parser.add_argument("--batch-size", type=int, default=1024)
-    parser.add_argument("--unroll-length", type=int, default=5)
-    parser.add_argument("--num-minibatches", type=int, default=32)
-    parser.add_argument("--num-updates-per-batch", type=int, default=4)
     parser.add_argument("--num-evals", type=int, default=40)
     parser.add_argument("--num-timesteps", type=int, default=30_000_000)
     parser.add_argument("--seed", type=int, default=0)
@@ -98,7 +105,7 @@ def main() -> None:
     from brax.training.agents.ppo import train as ppo
 
     install_jax_compatibility()
-    env = make_env()
+    env = make_env(args.task)
     start = time.perf_counter()
     deadline = start + args.minutes * 60
     curve: list[dict[str, float]] = []
@@ -125,8 +132,7 @@ def main() -> None:
         num_timesteps=args.num_timesteps,
         num_evals=args.num_evals,
         progress_fn=progress,
-        **brax_ppo_settings(args.num_envs, args.batch_size, args.unroll_length,
-                            args.num_minibatches, args.num_updates_per_batch, args.seed),
+        **brax_ppo_settings(args.task, args.seed),
     )
     try:
         train(environment=env)

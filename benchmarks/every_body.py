@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "every_body"
+"""Default results folder: <results>/<body>/seed<k> run directories, load.jsonl."""
 BODIES = ("ant-modular", "halfcheetah-modular", "hopper-modular", "walker2d-modular",
           "humanoid-modular", "swimmer-6", "centipede-6")
 STEP_MARKS = (1_000_000, 5_000_000)
@@ -44,12 +45,12 @@ PUBLISHED_1M = {
 
 
 def run(bodies: list[str], seeds: list[int], total_steps: int, minutes: float,
-        cores: list[int], extra: list[str]) -> None:
+        cores: list[int], extra: list[str], results: Path) -> None:
     jobs = [(body, seed) for body in bodies for seed in seeds]
     free = list(cores)
     running: list[tuple[subprocess.Popen, int]] = []
     stop = threading.Event()
-    threading.Thread(target=_sample_load, args=(stop,), daemon=True).start()
+    threading.Thread(target=_sample_load, args=(stop, results), daemon=True).start()
     while jobs or running:
         for proc, core in list(running):
             if proc.poll() is not None:
@@ -58,14 +59,14 @@ def run(bodies: list[str], seeds: list[int], total_steps: int, minutes: float,
         while jobs and free:
             body, seed = jobs.pop(0)
             core = free.pop(0)
-            running.append((_start(body, seed, total_steps, minutes, core, extra), core))
+            running.append((_start(body, seed, total_steps, minutes, core, extra, results), core))
         time.sleep(5)
     stop.set()
 
 
 def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
-           extra: list[str]) -> subprocess.Popen:
-    out = RESULTS / body
+           extra: list[str], results: Path) -> subprocess.Popen:
+    out = results / body
     out.mkdir(parents=True, exist_ok=True)
     name = f"seed{seed}"
     if (out / name).exists():
@@ -74,7 +75,7 @@ def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
         "taskset", "-c", str(core), "timeout", "--signal=INT", str(int(minutes * 60)),
         sys.executable, str(ROOT / "cli.py"), "train", "--body", body, "--seed", str(seed),
         "--ppo.total-steps", str(total_steps), "--eval-every-steps", "250000",
-        "--eval.n-envs", "32", "--no-video", "--runs-root", str(RESULTS), "--run-name", name,
+        "--eval.n-envs", "32", "--no-video", "--runs-root", str(results), "--run-name", name,
         *extra,
     ]
     # The run dir is <runs_root>/<body>/<run_name>; a file path body gets its stem.
@@ -83,9 +84,9 @@ def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
-def _sample_load(stop: threading.Event) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / "load.jsonl", "a") as f:
+def _sample_load(stop: threading.Event, results: Path) -> None:
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / "load.jsonl", "a") as f:
         while not stop.wait(30):
             f.write(json.dumps({"time": time.time(), "load1": os.getloadavg()[0]}) + "\n")
             f.flush()
@@ -116,12 +117,12 @@ def _cell(rows: list[dict | None]) -> str:
     return f"{mean:,.0f}{spread}, {sum(speeds) / len(speeds):.2f} m/s"
 
 
-def report(write: bool) -> str:
+def report(write: bool, results: Path) -> str:
     lines = [
         "| body | seeds | 1M steps | 5M steps | 10 min | 20 min | published PPO at 1M |",
         "|---|---|---|---|---|---|---|",
     ]
-    for body_dir in sorted(p for p in RESULTS.iterdir() if p.is_dir()):
+    for body_dir in sorted(p for p in results.iterdir() if p.is_dir()):
         curves = [_curve(d) for d in sorted(body_dir.iterdir())
                   if d.is_dir() and (d / "metrics.jsonl").exists()]
         curves = [c for c in curves if c]
@@ -131,12 +132,14 @@ def report(write: bool) -> str:
         cells += [_cell([_at(c, "time/elapsed_s", m * 60) for c in curves]) for m in MINUTE_MARKS]
         lines.append(f"| {body_dir.name} | {len(curves)} | " + " | ".join(cells)
                      + f" | {PUBLISHED_1M.get(body_dir.name, '')} |")
-    loads = [json.loads(line)["load1"] for line in (RESULTS / "load.jsonl").read_text().splitlines()] \
-        if (RESULTS / "load.jsonl").exists() else []
+    load_file = results / "load.jsonl"
+    loads = [json.loads(line)["load1"] for line in load_file.read_text().splitlines()] \
+        if load_file.exists() else []
     load = f"load average during the runs {min(loads):.1f}-{max(loads):.1f}" if loads else ""
     table = "\n".join(lines)
     text = (f"\n### Every bundled body: run of {dt.date.today()} ({platform.processor() or platform.machine()}, "
-            f"{os.cpu_count()} cores; {load})\n\n`python benchmarks/every_body.py report` "
+            f"{os.cpu_count()} cores; {load})\n\n`python benchmarks/every_body.py report "
+            f"--results {results.relative_to(ROOT)}` "
             "(runs: `python benchmarks/every_body.py run ...`, one core per run). Cells: "
             "eval team return, mean over seeds (min-max), and mean forward velocity; '-' where "
             "not every seed got there.\n\n" + table + "\n")
@@ -158,11 +161,16 @@ def main() -> None:
     run_parser.add_argument("extra", nargs="*", help="more cli.py train flags, after --")
     report_parser = sub.add_parser("report")
     report_parser.add_argument("--no-write", action="store_true")
+    for sub_parser in (run_parser, report_parser):
+        sub_parser.add_argument("--results", type=Path, default=RESULTS,
+                                help="folder of the run directories")
     args = parser.parse_args()
+    results = args.results.resolve()
     if args.command == "run":
-        run(args.bodies, args.seeds, args.total_steps, args.minutes, args.cores, args.extra)
+        run(args.bodies, args.seeds, args.total_steps, args.minutes, args.cores, args.extra,
+            results)
     else:
-        print(report(write=not args.no_write))
+        print(report(not args.no_write, results))
 
 
 if __name__ == "__main__":
