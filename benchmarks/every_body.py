@@ -8,8 +8,9 @@
 `run` trains each (body, seed) with `cli.py train --body BODY --seed SEED` (nothing else
 changed: the body's own task and PPO preset), one process per core given (`taskset`),
 each until --total-steps or --minutes, evaluating every 250k steps (32 episodes), and
-keeps the run directories under benchmarks/results/every_body/<body>/seed<k>, the load
-average sampled every 30 s beside them. `report` reads every run directory there: a
+keeps the run directories under benchmarks/results/every_body/<body>/seed<k> (config.json,
+metrics.jsonl, eval.json and the log; checkpoints are dropped), the load average sampled
+every 30 s beside them. `report` reads every run directory there: a
 column is filled only where every seed reached it (steps or wall time), with the mean and
 the spread (min-max) over seeds, the number of seeds, the load seen during the runs, and
 the published anchors (same task definitions: Gymnasium MuJoCo v4/v5 rewards).
@@ -22,6 +23,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import threading
@@ -48,18 +50,20 @@ def run(bodies: list[str], seeds: list[int], total_steps: int, minutes: float,
         cores: list[int], extra: list[str], results: Path) -> None:
     jobs = [(body, seed) for body in bodies for seed in seeds]
     free = list(cores)
-    running: list[tuple[subprocess.Popen, int]] = []
+    running: list[tuple[subprocess.Popen, int, Path]] = []
     stop = threading.Event()
     threading.Thread(target=_sample_load, args=(stop, results), daemon=True).start()
     while jobs or running:
-        for proc, core in list(running):
+        for proc, core, run_dir in list(running):
             if proc.poll() is not None:
-                running.remove((proc, core))
+                running.remove((proc, core, run_dir))
                 free.append(core)
+                _keep_records_only(run_dir)
         while jobs and free:
             body, seed = jobs.pop(0)
             core = free.pop(0)
-            running.append((_start(body, seed, total_steps, minutes, core, extra, results), core))
+            proc = _start(body, seed, total_steps, minutes, core, extra, results)
+            running.append((proc, core, results / body / f"seed{seed}"))
         time.sleep(5)
     stop.set()
 
@@ -84,6 +88,13 @@ def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
+def _keep_records_only(run_dir: Path) -> None:
+    """A finished benchmark run keeps config.json, metrics.jsonl and eval.json (what the
+    report reads); its checkpoints and TensorBoard events go."""
+    for name in ("checkpoints", "tensorboard"):
+        shutil.rmtree(run_dir / name, ignore_errors=True)
+
+
 def _sample_load(stop: threading.Event, results: Path) -> None:
     results.mkdir(parents=True, exist_ok=True)
     with open(results / "load.jsonl", "a") as f:
@@ -95,14 +106,14 @@ def _sample_load(stop: threading.Event, results: Path) -> None:
 def _curve(run_dir: Path) -> list[dict]:
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()
             if line.strip()]
-    return [r for r in rows if "eval/team_return" in r]
+    return [r for r in rows if "eval/team_return" in r and "time/elapsed_s" in r]
 
 
 def _at(curve: list[dict], key: str, limit: float) -> dict | None:
-    """The last evaluation at or before `limit` (steps or wall seconds), if the run got
-    within one evaluation interval of it."""
-    before = [r for r in curve if r[key] <= limit]
-    if not before or not any(r[key] >= limit * 0.98 for r in curve) and before[-1][key] < limit * 0.9:
+    """The last evaluation at `limit` (steps or wall seconds; 1% over counts, as iterations
+    end on whole batches), None if the run stopped before it."""
+    before = [r for r in curve if r[key] <= limit * 1.01]
+    if not before or max(r[key] for r in curve) < limit * 0.99:
         return None
     return before[-1]
 
