@@ -21,8 +21,9 @@ tests/env/test_env_sim_to_sim.py.
 Measured (2026-11-30, the standard tasks), team return and episode length, MJX vs C, mean
 paired difference +- its standard error:
 - CI, hopper, 128 episodes of up to 100 steps: 29.85 vs 29.34 (+0.52 +- 0.41), 30.0 vs 29.8
-  (+0.24 +- 0.20). With MJX's actuators 20% weaker (a deliberate break): length +3.5 +- 0.7,
-  failed; 10% weaker: +1.8 +- 0.6, passed; one substep fewer per control step: failed.
+  (+0.24 +- 0.20). Deliberate breaks of MJX's step: actuators 20% weaker, length +4.3 +-
+  0.6; 10% weaker, +2.5 +- 0.55; one physics step fewer per control step, +13.0 +- 0.5: all
+  failed.
 - Benchmark, 256 episodes of up to 1000 steps (10.5 minutes): ant 4.44 vs 4.95 (-0.50 +-
   1.52), length 56.3 vs 50.2 (+6.1 +- 3.7); halfcheetah -271.7 vs -270.9 (-0.9 +- 3.3), 1000
   steps; hopper 24.67 vs 24.45 (+0.23 +- 0.21); humanoid 107.83 vs 107.20 (+0.63 +- 0.23,
