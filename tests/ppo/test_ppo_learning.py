@@ -126,12 +126,11 @@ def test_host_loop_reports_compile_time_throughput_and_per_module_metrics(env, c
     assert int(result.state.network["normalizers"]["hub"]["count"][...]) == config.total_steps
 
 
-def test_on_iteration_returning_true_stops_training(env, config, make_test_network, trained):
+def test_on_iteration_returning_true_stops_training(env, config, make_test_network):
     seen = []
     result = train(env, make_test_network(), config,
                    on_iteration=lambda state, metrics: seen.append(metrics) or len(seen) == 2)
     assert len(seen) == 2 and int(result.state.iteration) == 2 * config.iterations_per_call
-    assert seen[0]["time/compile_s"] < 1.0  # `trained` compiled the same env and config
 
 
 def test_resume_from_checkpoint_continues_bit_for_bit(env, config, trained, tmp_path):
