@@ -23,16 +23,15 @@ import mujoco
 import numpy as np
 import pytest
 
-gymnasium_mujoco = pytest.importorskip("gymnasium.envs.mujoco")
-from gymnasium.envs.mujoco.ant_v5 import AntEnv  # noqa: E402
-from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv  # noqa: E402
-from gymnasium.envs.mujoco.hopper_v5 import HopperEnv  # noqa: E402
-from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center  # noqa: E402
-from gymnasium.envs.mujoco.swimmer_v5 import SwimmerEnv  # noqa: E402
-from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv  # noqa: E402
+from gymnasium.envs.mujoco.ant_v5 import AntEnv
+from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
+from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
+from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
+from gymnasium.envs.mujoco.swimmer_v5 import SwimmerEnv
+from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
-from modular_ppo.body import load_body  # noqa: E402
-from modular_ppo.env import EnvConfig, make_env  # noqa: E402
+from modular_ppo.body import load_body
+from modular_ppo.env import EnvConfig, make_env
 
 N_ENVS, N_STEPS = 2, 300
 
