@@ -22,7 +22,7 @@ from modular_ppo.body.numerics import INIT_QPOS, read_numerics
 from modular_ppo.body.partition import ANNOTATION, Partition, format_annotation, model_texts
 from modular_ppo.body.resolve import resolve_partition
 from modular_ppo.body.source import MjcfSource, compile_spec, load_spec
-from modular_ppo.body.task import TaskSpec, read_ppo_preset, read_task
+from modular_ppo.body.task import TaskSpec, read_ppo_preset, read_task, root_hinge
 from modular_ppo.body.transmission import actuator_bodies
 
 _JOINT_TYPE_NAME = ("free", "ball", "slide", "hinge")  # indexed by mjtJoint
@@ -162,6 +162,8 @@ def _build(
     lengths = dict(nx.all_pairs_shortest_path_length(module_graph))
     names = list(modules)
     hop = np.array([[lengths[a].get(b, -1) for b in names] for a in names], dtype=np.int32)
+    if task.healthy_angle is not None:  # checked here, where the root module is known
+        root_hinge(model, int(bodies.nodes[next(iter(modules.values())).root_body]["id"]), where)
     return BodyGraph(
         name=name,
         source=where,

@@ -132,16 +132,12 @@ def read_task(
         # An alive bonus is only meaningful where the body can fall.
         falls = any(values.get(k) is not None for k in ("healthy_z", "healthy_angle", "healthy_state"))
         values["healthy_reward"] = 1.0 if falls else 0.0
-    spec = TaskSpec(**values)
-    if spec.healthy_angle is not None:
-        root_hinges(model, where)
-    return spec
+    return TaskSpec(**values)
 
 
-def root_hinges(model: mujoco.MjModel, where: str) -> int:
+def root_hinge(model: mujoco.MjModel, root: int, where: str) -> int:
     """The qpos address of the root body's one hinge joint (the pitch of a planar body),
-    which `healthy_angle` limits."""
-    root = _root_body(model)
+    which `healthy_angle` limits; `root` is the body id of the root module's root body."""
     hinges = np.flatnonzero(
         (model.jnt_bodyid == root) & (model.jnt_type == mujoco.mjtJoint.mjJNT_HINGE)
     )
@@ -152,10 +148,6 @@ def root_hinges(model: mujoco.MjModel, where: str) -> int:
             "(the pitch of a planar body), or remove the numeric."
         )
     return int(model.jnt_qposadr[hinges[0]])
-
-
-def _root_body(model: mujoco.MjModel) -> int:
-    return int(next(b for b in range(1, model.nbody) if model.body_parentid[b] == 0))
 
 
 def _check_keys(numerics: dict[str, np.ndarray], texts: dict[str, str], where: str) -> None:

@@ -32,7 +32,7 @@ from jaxtyping import Array, Bool, Float
 from mujoco import mjx
 
 from modular_ppo.body import BodyGraph
-from modular_ppo.body.task import TaskSpec, root_hinges
+from modular_ppo.body.task import TaskSpec, root_hinge
 from modular_ppo.env.physics import contact_forces
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def healthy_check(body: BodyGraph, spec: TaskSpec) -> Callable[[mjx.Data], Bool[
     translation and every qvel entry (healthy_state); strict or inclusive bounds."""
     model = body.model
     root = body.root_body_id
-    pitch_adr = root_hinges(model, body.source) if spec.healthy_angle is not None else None
+    pitch_adr = root_hinge(model, root, body.source) if spec.healthy_angle is not None else None
     state_qpos = _qpos_without_root_translation(model, root)
     inside = (
         (lambda x, r: (x > r[0]) & (x < r[1])) if spec.healthy_bounds == "strict"
