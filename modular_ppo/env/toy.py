@@ -62,13 +62,16 @@ class ToyData:
 class TargetReachingEnv:
     """Implements `ModularEnvProtocol` (single-env reset / step; callers vmap)."""
 
-    def __init__(self, episode_length: int = 25, max_speed: float = 3.0, dt: float = 0.05):
+    def __init__(self, episode_length: int = 25, max_speed: float = 3.0, dt: float = 0.05,
+                 name: str | None = None):
+        """name: the body's name (default: the MJCF model's), e.g. to train two toy
+        bodies of different episode lengths in one run."""
         if episode_length <= 0:
             raise ValueError(
                 f"TargetReachingEnv: episode_length = {episode_length}; give a positive "
                 "number of steps."
             )
-        self.body = BodyGraph.from_mjcf(TOY_MJCF)
+        self.body = BodyGraph.from_mjcf(TOY_MJCF, name=name)
         self.episode_length = episode_length
         self.max_speed = max_speed
         self.dt = dt

@@ -13,3 +13,7 @@ class NetworkEnvMismatch(ModularPPOError):
 
 class DistributedSetupError(ModularPPOError):
     """The arguments to join a run of several processes are inconsistent."""
+
+
+class BodyGroupError(ModularPPOError):
+    """Bodies, networks or settings that cannot be trained together in one run."""

@@ -1,8 +1,32 @@
-"""Metric names and reductions: flat dicts with '/'-separated names, per module key."""
+"""Metric names and reductions: flat dicts with '/'-separated names, per module key.
+
+What `train_step` reports (with several bodies, per-body names carry the body as their
+third part, `for_body`: "losses/critic/<body>/<module>", "episode/length/<body>"):
+- `losses/actor/<module>`, `losses/critic/<module>`, `losses/clipping_fraction/<module>`,
+  `critic/explained_variance/<module>`, `advantages/mean/<module>`,
+  `advantages/std/<module>` (each module's own GAE, before combining or normalizing),
+  `losses/regularization`; shared: `losses/total` (the loss-weighted sum over bodies),
+  `grad_norm` (before clipping).
+- `episode/team_return` (summed over modules), `episode/return/<module>`,
+  `episode/length`, `episode/forward_velocity`: means over the episodes that finished
+  during the call, from the env's `info["last_episode"]`; `episode/count` their number
+  (shared: over every body). Host metrics drop a body's episode means when its count is 0.
+- `nonfinite/actions/<module>` (sampled in the rollout), `nonfinite/actor/<module>`,
+  `nonfinite/critic/<module>`: the modules that were non-finite at the first point (the
+  rollout's actions, then each update's losses, iteration after iteration) where any
+  was, which names the culprit before NaN spreads to every module through the shared
+  update. Shared: `nonfinite/regularization`, `nonfinite/gradients`,
+  `nonfinite/parameters` (any floating leaf of the network state), `nonfinite/rollout`
+  (observations or rewards): anywhere in the call; `nonfinite/any`. Booleans; the run
+  layer decides to stop.
+- `iteration`; host only (`train`): `steps` (exact, `StepCounter`), `time/call_s`,
+  `throughput/env_steps_per_s`, and on the first call `time/compile_s`.
+"""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -74,9 +98,35 @@ def episode_means(episode_sums: Metrics) -> Metrics:
     return {**means, "episode/count": count.astype(jnp.int32)}
 
 
-def metrics_to_host(metrics: Metrics) -> HostMetrics:
-    """Device scalars -> Python floats (flags -> bools, counters -> ints). Episode metrics
-    are dropped when no episode finished ("episode/count" is then 0)."""
+def body_key(key: str, body: str) -> str:
+    """'losses/critic/torso' -> 'losses/critic/<body>/torso'; 'episode/length' ->
+    'episode/length/<body>': the body is always the third part of the name."""
+    parts = key.split("/")
+    return "/".join([*parts[:2], body, *parts[2:]])
+
+
+def body_of(key: str) -> str | None:
+    """The body a metric name of a run of several bodies belongs to (its third part);
+    None for shared ones."""
+    parts = key.split("/")
+    return parts[2] if len(parts) >= 3 else None
+
+
+def for_body(metrics: Metrics, body: str, bodies: Sequence[str]) -> Metrics:
+    """A body's metrics under the run's names: unchanged when the run trains one body,
+    else every key renamed with `body_key` ("losses/critic/<body>/<module>", so per-module
+    readers see the modules as "<body>/<module>")."""
+    if len(bodies) == 1:
+        return metrics
+    return {body_key(key, body): value for key, value in metrics.items()}
+
+
+def metrics_to_host(metrics: Metrics, bodies: Sequence[str] = ()) -> HostMetrics:
+    """Device scalars -> Python floats (flags -> bools, counters -> ints). A body's episode
+    metrics are dropped when none of its episodes finished (its "episode/count" is 0);
+    the counts are kept.
+
+    bodies: the run's bodies when it trains several (their metrics carry their names)."""
     host = {}
     for name, value in jax.device_get(metrics).items():
         value = np.asarray(value)
@@ -86,7 +136,12 @@ def metrics_to_host(metrics: Metrics) -> HostMetrics:
             host[name] = int(value)
         else:
             host[name] = float(value)
-    if host.get("episode/count") == 0:
-        host = {k: v for k, v in host.items() if not k.startswith("episode/") or
-                k == "episode/count"}
-    return host
+    names = bodies if len(bodies) > 1 else [None]
+    idle = {body for body in names
+            if host.get("episode/count" if body is None else body_key("episode/count", body))
+            == 0}
+    return {
+        key: value for key, value in host.items()
+        if not (key.startswith("episode/") and key.split("/")[1] != "count"
+                and (body_of(key) if len(bodies) > 1 else None) in idle)
+    }

@@ -20,13 +20,15 @@ def data_mesh() -> Mesh:
     return Mesh(np.asarray(jax.devices()), (DATA_AXIS,))
 
 
-def check_data_parallel(config: PPOConfig, n_devices: int) -> None:
+def check_data_parallel(config: PPOConfig, n_devices: int, body: str | None = None) -> None:
     """Raise PPOConfigError unless every device gets the same number of environments of
-    every minibatch."""
+    every minibatch (of `body`'s environments, when config.n_envs is that body's share)."""
     per_step = n_devices * config.n_minibatches
     if config.data_parallel and config.n_envs % per_step:
+        whose = f"body '{body}' has n_envs = {config.n_envs}" if body else (
+            f"PPOConfig.n_envs = {config.n_envs}")
         raise PPOConfigError(
-            f"PPOConfig.n_envs = {config.n_envs}: with data_parallel over {n_devices} devices "
+            f"{whose}: with data_parallel over {n_devices} devices "
             f"and n_minibatches = {config.n_minibatches}, n_envs must be divisible by "
             f"devices x n_minibatches = {per_step}, because every minibatch is split evenly "
             f"over the devices. Choose n_envs a multiple of {per_step}, or fewer minibatches."

@@ -1,6 +1,10 @@
-"""The training state: one pytree holding everything an exact resume needs."""
+"""The bodies a run trains (static groups) and its training state: one pytree holding
+everything an exact resume needs. One body is a run with one group."""
 
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -12,36 +16,73 @@ from jaxtyping import Array, Int, PRNGKeyArray
 from modular_ppo.env.types import ModularEnvProtocol, State
 from modular_ppo.networks.contract import ModularNetwork, NetState
 from modular_ppo.ppo.config import PPOConfig
-from modular_ppo.ppo.errors import NetworkEnvMismatch
-from modular_ppo.ppo.sharding import (
-    along_envs,
-    check_data_parallel,
-    data_mesh,
-    place,
-    replicated,
-)
+from modular_ppo.ppo.counter import StepCounter
+from modular_ppo.ppo.errors import BodyGroupError, NetworkEnvMismatch
+from modular_ppo.ppo.sharding import along_envs, check_data_parallel, data_mesh, place, replicated
+
+
+@dataclasses.dataclass(frozen=True)
+class BodyGroup:
+    """One body of a run: static structure, hashable (a jit static argument)."""
+
+    name: str
+    """The body's name; with several bodies, its metrics are keyed by it."""
+    env: ModularEnvProtocol
+    graphdef: nnx.GraphDef
+    """This body's network structure (its own module layout; parameters are shared)."""
+    n_envs: int
+    """Environments of this body stepped in parallel."""
+    loss_weight: float
+    """Weight of this body's PPO loss (itself a mean over its own samples) in the sum that
+    the parameters are trained on; the weights of a run's bodies sum to 1."""
+
+    def ppo_config(self, config: PPOConfig) -> PPOConfig:
+        """The run's PPO settings with this body's number of environments."""
+        return dataclasses.replace(config, n_envs=self.n_envs)
+
+
+@struct.dataclass
+class GroupState:
+    """What one body carries besides the parameters."""
+
+    network: nnx.State
+    """The body's network state without parameters: observation normalizer statistics
+    (per body: each body's modules see their own distributions) and sampling RNG."""
+    env_state: State
+    """The body's environments' states (leading axis n_envs)."""
+    recurrent: NetState
+    """The network's recurrent state per environment (leading axis n_envs)."""
 
 
 @struct.dataclass
 class TrainingState:
     """Everything PPO carries from one iteration to the next, as arrays only (no Python
     objects), so orbax can checkpoint it whole and a restored run continues bit for bit.
-    The network's structure (its `nnx.GraphDef`) is kept beside it, not in it."""
+    The bodies' static structure (`BodyGroup`s) is kept beside it, not in it."""
 
-    network: nnx.State
-    """The network's full state: parameters, normaliser statistics, RNG streams."""
+    params: nnx.State
+    """The nnx.Param leaves every body's network uses."""
     opt_state: optax.OptState
-    """The optimiser's state over the network's nnx.Param leaves."""
-    env_state: State
-    """The N environments' states (leading axis N)."""
-    recurrent: NetState
-    """The network's recurrent state per environment (leading axis N)."""
+    """The optimizer's state over `params`."""
+    groups: dict[str, GroupState]
+    """Body name -> its own state."""
     key: PRNGKeyArray
     """Drives minibatch shuffling."""
-    steps: Int[Array, ""]
-    """Environment steps taken so far, over all environments (int32: up to 2**31 - 1)."""
+    steps: StepCounter
+    """Environment steps taken so far, over every body's environments (`int(steps)`)."""
     iteration: Int[Array, ""]
-    """PPO iterations done so far."""
+    """PPO iterations done so far (int32)."""
+
+    def network_state(self, body: str | None = None) -> nnx.State:
+        """The full network state of one body (of the only one when `body` is None):
+        parameters and the body's own rest, what `nnx.merge` with its graphdef and
+        `make_evaluator` take."""
+        if body is None:
+            if len(self.groups) != 1:
+                raise BodyGroupError(f"this state trains bodies {sorted(self.groups)}; "
+                                     "name the one whose network state you want.")
+            body = next(iter(self.groups))
+        return nnx.merge_state(self.params, self.groups[body].network)
 
 
 def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
@@ -53,6 +94,98 @@ def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
     if config.gradient_clipping is None:
         return step
     return optax.chain(optax.clip_by_global_norm(config.gradient_clipping), step)
+
+
+def new_training_state(
+    bodies: Sequence[tuple[ModularEnvProtocol, ModularNetwork]],
+    config: PPOConfig,
+    seed: int,
+    *,
+    n_envs: Mapping[str, int] | None = None,
+    loss_weights: Mapping[str, float] | None = None,
+) -> tuple[tuple[BodyGroup, ...], TrainingState]:
+    """The groups and the state of a fresh run: reset environments, initial recurrent
+    states, optimizer state. The network objects themselves are not changed.
+
+    bodies: (env, network) per body, in the order the groups take; each is named by its
+        env's `body.name`. With several bodies the networks must have the same parameter
+        structure and shapes (build them with one NetworkConfig whose max sizes fit every
+        body); the first body's parameter values are the shared ones.
+    n_envs: each body's environments, adding up to `config.n_envs` (default: all of them
+        for one body; required for several).
+    loss_weights: each body's share of the loss, normalized to sum 1 (default: equal).
+    """
+    names = [env.body.name for env, _ in bodies]
+    if len(set(names)) != len(names):
+        raise BodyGroupError(f"bodies {names}: each body may appear once; drop the repeats.")
+    bodies = dict(zip(names, bodies))
+    if n_envs is None:
+        if len(bodies) != 1:
+            raise BodyGroupError(f"bodies {list(bodies)}: give each body's number of "
+                                 "environments (n_envs), adding up to PPOConfig.n_envs.")
+        n_envs = {name: config.n_envs for name in bodies}
+    weights = loss_weights or {name: 1.0 for name in bodies}
+    total_weight = sum(weights[name] for name in bodies)
+    split = {name: nnx.split(network, nnx.Param, ...) for name, (_, network) in bodies.items()}
+    first = next(iter(bodies))
+    params = split[first][1]
+    for name, (env, network) in bodies.items():
+        check_network_fits_env(env, network)
+        _check_same_parameters(params, split[name][1], first, name)
+    groups = tuple(
+        BodyGroup(name, env, split[name][0], n_envs[name],
+                  float(weights[name]) / total_weight if total_weight > 0 else 0.0)
+        for name, (env, _) in bodies.items()
+    )
+    check_groups(groups, config)
+    keys = jax.random.split(jax.random.key(seed), len(groups) + 1)
+    group_states = {}
+    for group, env_key in zip(groups, keys[1:]):
+        env, network = bodies[group.name]
+        group_states[group.name] = GroupState(
+            network=split[group.name][2],
+            env_state=jax.jit(jax.vmap(env.reset))(jax.random.split(env_key, group.n_envs)),
+            recurrent=network.initialize_state(group.n_envs),
+        )
+    state = TrainingState(
+        params=params,
+        opt_state=make_optimizer(config).init(params),
+        groups=group_states,
+        key=keys[0],
+        steps=StepCounter.zero(),
+        iteration=jnp.zeros((), jnp.int32),
+    )
+    # Leaves built from Python scalars are weakly typed and arrays not yet placed are
+    # uncommitted; steps and checkpoint restores return them strongly typed and committed
+    # to a device. Fixing both now lets a fresh state, the states that follow and a
+    # restored one all use the same compiled step.
+    return groups, place_state(jax.tree.map(strongly_typed, state), groups, config)
+
+
+def check_groups(groups: tuple[BodyGroup, ...], config: PPOConfig) -> None:
+    """Raise BodyGroupError unless the groups and the PPO settings fit together."""
+    names = [group.name for group in groups]
+    if not names:
+        raise BodyGroupError("no body to train: give at least one.")
+    if len(set(names)) != len(names):
+        raise BodyGroupError(f"bodies {names}: each body may appear once; drop the repeats.")
+    for group in groups:
+        if group.n_envs < 1 or group.n_envs % config.n_minibatches:
+            raise BodyGroupError(
+                f"body '{group.name}' has {group.n_envs} environments; every body needs a "
+                f"positive multiple of n_minibatches = {config.n_minibatches} (minibatches "
+                "hold whole environments of every body). Change the env shares or n_envs."
+            )
+        if not group.loss_weight >= 0:
+            raise BodyGroupError(
+                f"body '{group.name}' has loss weight {group.loss_weight}; give a weight >= 0."
+            )
+    total = sum(group.n_envs for group in groups)
+    if total != config.n_envs:
+        raise BodyGroupError(
+            f"the bodies' environments add up to {total}, but PPOConfig.n_envs is "
+            f"{config.n_envs}; they must be equal (n_envs counts every body's environments)."
+        )
 
 
 def check_network_fits_env(env: ModularEnvProtocol, network: ModularNetwork) -> None:
@@ -89,54 +222,52 @@ def _same_keys(what: str, produced: dict, expected: dict, meaning: str) -> None:
         )
 
 
-def new_training_state(
-    env: ModularEnvProtocol, network: ModularNetwork, config: PPOConfig, seed: int
-) -> tuple[nnx.GraphDef, TrainingState]:
-    """Split the network once and build the state of a fresh run: reset environments,
-    initial recurrent states, optimiser state. The network object itself is not changed."""
-    check_network_fits_env(env, network)
-    graphdef, network_state = nnx.split(network)
-    params, _ = nnx.split_state(network_state, nnx.Param, ...)
-    env_key, key = jax.random.split(jax.random.key(seed))
-    env_state = jax.jit(jax.vmap(env.reset))(jax.random.split(env_key, config.n_envs))
-    state = TrainingState(
-        network=network_state,
-        opt_state=make_optimizer(config).init(params),
-        env_state=env_state,
-        recurrent=network.initialize_state(config.n_envs),
-        key=key,
-        steps=jnp.zeros((), jnp.int32),
-        iteration=jnp.zeros((), jnp.int32),
-    )
-    # Leaves built from Python scalars are weakly typed and arrays not yet placed are
-    # uncommitted; steps and checkpoint restores return them strongly typed and committed
-    # to a device. Fixing both now lets a fresh state, the states that follow and a
-    # restored one all use the same compiled step.
-    return graphdef, place_state(jax.tree.map(strongly_typed, state), config)
+def _check_same_parameters(params: nnx.State, other: nnx.State, first: str, name: str) -> None:
+    shapes = [jnp.shape(leaf) for leaf in jax.tree.leaves(params)]
+    other_shapes = [jnp.shape(leaf) for leaf in jax.tree.leaves(other)]
+    if jax.tree.structure(params) != jax.tree.structure(other) or shapes != other_shapes:
+        raise BodyGroupError(
+            f"the networks of bodies '{first}' and '{name}' have different parameters, so "
+            "one set of weights cannot serve both. Use an architecture whose weights are "
+            "shared across modules (shared, graph or attention, not separate) and one "
+            "NetworkConfig with max_modules, max_obs_size and max_action_size at least "
+            "every body's."
+        )
 
 
-def state_shardings(state: TrainingState, config: PPOConfig) -> TrainingState:
+def state_shardings(
+    state: TrainingState, groups: tuple[BodyGroup, ...], config: PPOConfig
+) -> TrainingState:
     """Where each leaf of a training state lives (a TrainingState of `Sharding`s): all on
-    this process's first device; with `config.data_parallel`, env and recurrent states
-    split along their environment axis over `data_mesh()`, the rest on every device.
-    Raises PPOConfigError when n_envs does not split evenly (`check_data_parallel`).
-    Restore a checkpoint straight into place with these (orbax: ShapeDtypeStruct(...,
-    sharding=...))."""
+    this process's first device; with `config.data_parallel`, every body's env and
+    recurrent states split along their environment axis over `data_mesh()`, the rest on
+    every device. Raises PPOConfigError when a body's n_envs does not split evenly
+    (`check_data_parallel`). Restore a checkpoint straight into place with these (orbax:
+    ShapeDtypeStruct(..., sharding=...))."""
     if not config.data_parallel:
         device = SingleDeviceSharding(jax.local_devices()[0])
         return jax.tree.map(lambda _: device, state)
     mesh = data_mesh()
-    check_data_parallel(config, mesh.size)
-    return replicated(state, mesh).replace(
-        env_state=along_envs(state.env_state, 0, mesh),
-        recurrent=along_envs(state.recurrent, 0, mesh),
-    )
+    for group in groups:
+        check_data_parallel(group.ppo_config(config), mesh.size,
+                            group.name if len(groups) > 1 else None)
+    return replicated(state, mesh).replace(groups={
+        name: GroupState(
+            network=replicated(own.network, mesh),
+            env_state=along_envs(own.env_state, 0, mesh),
+            recurrent=along_envs(own.recurrent, 0, mesh),
+        )
+        for name, own in state.groups.items()
+    })
 
 
-def place_state(state: TrainingState, config: PPOConfig) -> TrainingState:
-    """The state moved to `state_shardings(state, config)` (a no-op where it is already).
-    Across processes every process must pass the same state, as the same seed gives."""
-    return place(state, state_shardings(state, config))
+def place_state(
+    state: TrainingState, groups: tuple[BodyGroup, ...], config: PPOConfig
+) -> TrainingState:
+    """The state moved to `state_shardings(state, groups, config)` (a no-op where it is
+    already). Across processes every process must pass the same state, as the same seed
+    gives."""
+    return place(state, state_shardings(state, groups, config))
 
 
 def strongly_typed(leaf):

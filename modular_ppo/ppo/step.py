@@ -22,14 +22,22 @@ from modular_ppo.ppo.loss import LossTerms, ppo_loss
 from modular_ppo.ppo.metrics import (
     Metrics,
     combine_iterations,
+    episode_means,
     explained_variance,
     first_failure,
+    for_body,
     nonfinite,
     per_key,
 )
 from modular_ppo.ppo.rollout import Rollout, collect_rollout
 from modular_ppo.ppo.sharding import data_mesh
-from modular_ppo.ppo.state import TrainingState, make_optimizer, state_shardings
+from modular_ppo.ppo.state import (
+    BodyGroup,
+    GroupState,
+    TrainingState,
+    make_optimizer,
+    state_shardings,
+)
 
 
 def check_static_arguments(env: ModularEnvProtocol, graphdef: nnx.GraphDef) -> None:
@@ -50,87 +58,142 @@ def check_static_arguments(env: ModularEnvProtocol, graphdef: nnx.GraphDef) -> N
             ) from None
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+@functools.partial(jax.jit, static_argnums=(0, 1))
 def train_step(
-    env: ModularEnvProtocol,
-    graphdef: nnx.GraphDef,
-    config: PPOConfig,
-    state: TrainingState,
+    groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState
 ) -> tuple[TrainingState, Metrics]:
     """`config.iterations_per_call` PPO iterations (a lax.scan), reduced to one metrics
-    record by `combine_iterations`, plus the counters "steps" and "iteration".
+    record by `combine_iterations`, plus the counter "iteration".
 
-    Jitted with env, graphdef and config static (hashable; compiled once per distinct
-    triple, shared by every caller).
+    Jitted with the groups and config static (hashable; compiled once per distinct pair,
+    shared by every caller). Metrics are named as `ppo/__init__` lists; with several
+    bodies each body's carry its name (`for_body`), and the shared ones ("grad_norm",
+    "losses/total" (the weighted sum), "episode/count" (all bodies), the run's non-finite
+    flags) do not.
     """
-    iterate = functools.partial(ppo_iteration, env, graphdef, config)
+    bodies = [group.name for group in groups]
     state, per_iteration = jax.lax.scan(
-        lambda state, _: iterate(state), state, length=config.iterations_per_call
+        lambda state, _: ppo_iteration(groups, config, state), state,
+        length=config.iterations_per_call,
     )
-    metrics = combine_iterations(*per_iteration)
-    return state, {**metrics, "steps": state.steps, "iteration": state.iteration}
+    averaged, body_episodes, module_flags, flags = per_iteration
+    metrics = combine_iterations(
+        averaged, {"count": sum(e["count"] for e in body_episodes.values())}, module_flags, flags
+    )
+    for name, sums in body_episodes.items():
+        metrics.update(for_body(episode_means(sums), name, bodies))
+    return state, {**metrics, "iteration": state.iteration}
+
+
+def weighted_loss(
+    params: nnx.State,
+    groups: tuple[BodyGroup, ...],
+    rests: dict[str, nnx.State],
+    minibatches: dict[str, Minibatch],
+    config: PPOConfig,
+) -> tuple[Float[Array, ""], dict[str, LossTerms]]:
+    """Sum over bodies of loss_weight x the body's PPO loss on its own minibatch (a mean
+    over that body's samples, so a body's share of the gradient is its weight, whatever
+    its number of environments or its episode lengths). One body: its PPO loss."""
+    total, terms = jnp.zeros(()), {}
+    for group in groups:
+        loss, terms[group.name] = ppo_loss(
+            params, rests[group.name], group.graphdef, minibatches[group.name],
+            group.ppo_config(config),
+        )
+        total = total + group.loss_weight * loss
+    return total, terms
 
 
 def ppo_iteration(
-    env: ModularEnvProtocol,
-    graphdef: nnx.GraphDef,
-    config: PPOConfig,
-    state: TrainingState,
-) -> tuple[TrainingState, tuple[Metrics, Metrics, Metrics, Metrics]]:
-    """Roll out, compute per-module GAE, run n_epochs x n_minibatches updates, then update
-    the network's normaliser statistics from the rollout's observations."""
+    groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState
+) -> tuple[TrainingState, tuple[Metrics, dict[str, Metrics], Metrics, Metrics]]:
+    """Roll out every body, compute its per-module GAE, run n_epochs x n_minibatches
+    updates (each minibatch holds 1 / n_minibatches of every body's environments), then
+    update each body's normalizer statistics from its own rollout's observations."""
+    bodies = [group.name for group in groups]
     key, shuffle_key = jax.random.split(state.key)
-    network_state, env_state, recurrent, rollout = collect_rollout(
-        env, graphdef, state.network, state.env_state, state.recurrent, config.rollout_length
-    )
-    batch, advantages = make_batch(state.recurrent, rollout, config)
-    params, rest = nnx.split_state(network_state, nnx.Param, ...)
+    rests, env_states, recurrents, rollouts, batches, advantages = {}, {}, {}, {}, {}, {}
+    for group in groups:
+        own = state.groups[group.name]
+        network_state, env_states[group.name], recurrents[group.name], rollout = (
+            collect_rollout(group.env, group.graphdef, state.network_state(group.name),
+                            own.env_state, own.recurrent, config.rollout_length)
+        )
+        _, rests[group.name] = nnx.split_state(network_state, nnx.Param, ...)
+        rollouts[group.name] = rollout
+        batches[group.name], advantages[group.name] = make_batch(
+            own.recurrent, rollout, group.ppo_config(config)
+        )
     optimizer = make_optimizer(config)
 
-    def update_minibatch(carry, minibatch):
+    def update_minibatch(carry, minibatches):
         params, opt_state = carry
-        grads, terms = jax.grad(ppo_loss, has_aux=True)(params, rest, graphdef, minibatch,
-                                                         config)
+        grads, terms = jax.grad(weighted_loss, has_aux=True)(
+            params, groups, rests, minibatches, config
+        )
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         return (params, opt_state), (terms, optax.tree.norm(grads), nonfinite(grads))
 
     def update_epoch(carry, epoch_key):
-        order = jax.random.permutation(epoch_key, config.n_envs)
-        minibatches = split_environments(batch, order, config.n_minibatches)
-        if config.data_parallel:
-            minibatches = jax.lax.with_sharding_constraint(
-                minibatches, minibatch_shardings(minibatches, data_mesh())
+        minibatches = {
+            group.name: split_environments(
+                batches[group.name], jax.random.permutation(order_key, group.n_envs),
+                config.n_minibatches,
             )
+            for group, order_key in zip(groups, jax.random.split(epoch_key, len(groups)))
+        }
+        if config.data_parallel:
+            minibatches = jax.lax.with_sharding_constraint(minibatches, {
+                name: minibatch_shardings(own, data_mesh()) for name, own in minibatches.items()
+            })
         return jax.lax.scan(update_minibatch, carry, minibatches)
 
     (params, opt_state), (terms, grad_norms, grads_nonfinite) = jax.lax.scan(
-        update_epoch, (params, state.opt_state), jax.random.split(shuffle_key, config.n_epochs)
+        update_epoch, (state.params, state.opt_state),
+        jax.random.split(shuffle_key, config.n_epochs),
     )
 
-    network = nnx.merge(graphdef, params, rest)
-    network.update_statistics(rollout.obs)
-    network_state = nnx.state(network)
-
-    averaged = update_metrics(terms, grad_norms, rollout, batch, advantages)
-    module_failed, flags = failure_flags(terms, grads_nonfinite, rollout, network_state)
+    averaged = {"grad_norm": grad_norms, "losses/total": jnp.zeros(())}
+    module_failed, body_flags, group_states = {}, [], {}
+    for group in groups:
+        network = nnx.merge(group.graphdef, params, rests[group.name])
+        network.update_statistics(rollouts[group.name].obs)
+        _, _, rest = nnx.split(network, nnx.Param, ...)
+        group_states[group.name] = GroupState(rest, env_states[group.name],
+                                              recurrents[group.name])
+        body_terms = terms[group.name]
+        averaged["losses/total"] += group.loss_weight * jnp.mean(body_terms.total)
+        averaged.update(for_body(
+            update_metrics(body_terms, rollouts[group.name], batches[group.name],
+                           advantages[group.name]),
+            group.name, bodies,
+        ))
+        failed, flags = failure_flags(body_terms, grads_nonfinite, rollouts[group.name], rest)
+        module_failed.update(for_body(failed, group.name, bodies))
+        body_flags.append(flags)
+    flags = {  # the run's flags: raised if any body raised them
+        name: functools.reduce(jnp.logical_or, [flags[name] for flags in body_flags])
+        for name in body_flags[0]
+    }
+    flags["nonfinite/parameters"] |= nonfinite(params)
     state = TrainingState(
-        network=network_state,
+        params=params,
         opt_state=opt_state,
-        env_state=env_state,
-        recurrent=recurrent,
+        groups=group_states,
         key=key,
-        steps=state.steps + config.steps_per_iteration,
+        steps=state.steps.add(config.steps_per_iteration),
         iteration=state.iteration + 1,
     )
     if config.data_parallel:
-        state = jax.lax.with_sharding_constraint(state, state_shardings(state, config))
-    return state, (averaged, rollout.episode_sums, first_failure(module_failed), flags)
+        state = jax.lax.with_sharding_constraint(state, state_shardings(state, groups, config))
+    episodes = {name: rollout.episode_sums for name, rollout in rollouts.items()}
+    return state, (averaged, episodes, first_failure(module_failed), flags)
 
 
 def update_metrics(
     terms: LossTerms,
-    grad_norms: Float[Array, "epochs minibatches"],
     rollout: Rollout,
     batch: Minibatch,
     advantages: dict[str, Float[Array, "time env"]],
@@ -140,8 +203,6 @@ def update_metrics(
         **per_key("losses/critic", terms.critic),
         **per_key("losses/clipping_fraction", terms.clipping_fraction),
         "losses/regularization": terms.regularization,
-        "losses/total": terms.total,
-        "grad_norm": grad_norms,
         **per_key("critic/explained_variance",
                   jax.tree.map(explained_variance, rollout.values, batch.value_targets)),
         **per_key("advantages/mean", jax.tree.map(jnp.mean, advantages)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import platform
 from collections.abc import Callable
 from pathlib import Path
@@ -16,11 +17,14 @@ from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
-from modular_ppo.networks import count_parameters, make_network
+from modular_ppo.networks import NetworkConfig, count_parameters, make_network
 from modular_ppo.ppo import (
+    BodyGroup,
     EvalConfig,
     OnIteration,
     TrainingState,
+    body_key,
+    for_body,
     make_evaluator,
     new_training_state,
     train,
@@ -30,7 +34,6 @@ from modular_ppo.runs.config import (
     RunConfigError, TrainRunConfig, config_from_json, config_to_json, task_record,
 )
 from modular_ppo.runs.metrics_log import to_floats
-from modular_ppo.runs.multi_body_run import MultiBodyRun, build_multi_body_run
 from modular_ppo.runs.run_dir import (
     CHECKPOINT_DIR,
     VIDEO_DIR,
@@ -40,48 +43,73 @@ from modular_ppo.runs.run_dir import (
 )
 
 
+MODULE_HEADROOM = 2.0
+"""Default max_modules of a run of several bodies: this many times the largest body's
+module count, so the trained network can be evaluated on larger bodies of the family."""
+SIZE_HEADROOM = 1.5
+"""Default max_obs_size and max_action_size of such a run: this many times the largest,
+rounded up."""
+
+
 class EnvRewardError(ModularPPOError):
     """An environment that does not reward exactly the modules it observes."""
 
 
 @dataclasses.dataclass
 class Run:
-    """Everything built from a run's config. The methods are what `run_training` needs of
-    a run, shared with `MultiBodyRun` (several bodies, one network)."""
+    """Everything built from a run's config (nothing on disk): one body, or several
+    sharing one network. Names follow the metrics' rule (`ppo.for_body`): with one body
+    they are the body's own, with several each carries its body's name."""
 
     config: TrainRunConfig
-    body: BodyGraph
-    env: ModularEnvProtocol
-    graphdef: nnx.GraphDef
+    """With backend (and, for several bodies, network max sizes and shares) resolved to
+    what the run uses."""
+    bodies: dict[str, BodyGraph]
+    groups: tuple[BodyGroup, ...]
     state: TrainingState
 
     @property
     def name(self) -> str:
-        """The run's name in run directories and checkpoints: the body's."""
-        return self.body.name
+        """The run's name in run directories and checkpoints: the bodies joined by '+'."""
+        return "+".join(self.bodies)
 
     @property
     def progress_modules(self) -> tuple[str, ...]:
-        return self.body.module_names
+        """The module names the metrics use ("<body>/<module>" with several bodies)."""
+        return tuple(self._named(body, module)
+                     for body, graph in self.bodies.items() for module in graph.module_names)
 
     @property
     def progress_bodies(self) -> tuple[str, ...]:
-        """The bodies shown apart in the progress display: none, there is one."""
-        return ()
+        """The bodies shown apart in the progress display (none when there is one)."""
+        return tuple(self.bodies) if len(self.bodies) > 1 else ()
 
     def record(self) -> dict[str, Any]:
-        """What config.json holds besides the config: modules, sizes, parameters, versions."""
+        """What config.json holds besides the config: bodies, modules, sizes, parameters,
+        versions. Per-body entries are the body's own with one body, keyed by body with
+        several."""
+        first = self.groups[0]
+        envs = {group.name: group.env for group in self.groups}
+        network = nnx.merge(first.graphdef, self.state.network_state(first.name))
+        several = {
+            "bodies": list(self.bodies),
+            "body_envs": {group.name: group.n_envs for group in self.groups},
+            "body_loss_weights": {group.name: group.loss_weight for group in self.groups},
+        } if len(self.bodies) > 1 else {}
         return {
             "config": config_to_json(self.config),
-            "body": self.body.name,
+            "body": self.name,
+            **several,
             "arch": self.config.arch,
-            "env": type(self.env).__name__,
-            "task": task_record(self.env),
-            "modules": list(self.body.module_names),
-            "actuated_modules": list(self.body.actuated_modules),
-            "obs_sizes": self.env.obs_sizes,
-            "action_sizes": self.env.action_sizes,
-            "parameters": count_parameters(nnx.merge(self.graphdef, self.state.network)),
+            "env": type(first.env).__name__,
+            "task": self._per_body({name: task_record(env) for name, env in envs.items()}),
+            "modules": list(self.progress_modules),
+            "actuated_modules": self._per_body(
+                {name: list(body.actuated_modules) for name, body in self.bodies.items()}),
+            "obs_sizes": self._per_body({name: env.obs_sizes for name, env in envs.items()}),
+            "action_sizes": self._per_body(
+                {name: env.action_sizes for name, env in envs.items()}),
+            "parameters": count_parameters(network),
             "versions": {
                 "python": platform.python_version(),
                 "jax": jax.__version__,
@@ -90,67 +118,140 @@ class Run:
         }
 
     def evaluator(self, config: EvalConfig) -> Callable[[TrainingState, Any], dict[str, float]]:
-        """(state, key) -> the evaluation metrics ("episode/team_return", ...)."""
-        evaluate = make_evaluator(self.env, self.graphdef, config)
-        return lambda state, key: to_floats(evaluate(state.network, key))
+        """(state, key) -> every body's evaluation metrics ("episode/team_return", ...,
+        named with `ppo.for_body`)."""
+        evaluators = {g.name: make_evaluator(g.env, g.graphdef, config) for g in self.groups}
+
+        def evaluate(state: TrainingState, key) -> dict[str, float]:
+            metrics = {}
+            for name, evaluator in evaluators.items():
+                metrics.update(for_body(to_floats(evaluator(state.network_state(name), key)),
+                                        name, list(self.bodies)))
+            return metrics
+
+        return evaluate
 
     def fit(self, on_iteration: OnIteration) -> TrainingState:
-        return train(self.env, self.graphdef, self.config.ppo, seed=self.config.seed,
-                     on_iteration=on_iteration, initial_state=self.state).state
+        return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration).state
 
     def summary(self, final: dict[str, float]) -> str:
-        return (f"team return {final['eval/team_return']:.1f}, forward velocity "
-                f"{final.get('eval/forward_velocity', float('nan')):.2f}")
+        if len(self.bodies) == 1:
+            return (f"team return {final['eval/team_return']:.1f}, forward velocity "
+                    f"{final.get('eval/forward_velocity', math.nan):.2f}")
+        return "team return " + ", ".join(
+            f"{name} {final.get(body_key('eval/team_return', name), math.nan):.1f}"
+            for name in self.bodies
+        )
 
     def write_videos(self, state: TrainingState, run_dir: Path, console: Console) -> None:
+        """A video of the final policy on each body: videos/final.mp4 with one body,
+        videos/<body>.mp4 with several."""
         from modular_ppo.runs.episode import record_episode
         from modular_ppo.runs.video import RenderError, render_frames, write_video
 
-        qpos = record_episode(self.env, self.graphdef, state.network,
-                              jax.random.key(self.config.seed), self.config.video_length)
-        try:
-            frames = render_frames(self.body, qpos)
-        except RenderError as e:
-            console.print(f"[yellow]no video[/]: {e}")
-            return
-        path = write_video(frames, run_dir / VIDEO_DIR / "final.mp4", fps=1.0 / self.env.dt)
-        console.print(f"video: {path}")
+        for group in self.groups:
+            qpos = record_episode(group.env, group.graphdef, state.network_state(group.name),
+                                  jax.random.key(self.config.seed), self.config.video_length)
+            try:
+                frames = render_frames(self.bodies[group.name], qpos)
+            except RenderError as e:
+                console.print(f"[yellow]no video[/]: {e}")
+                return
+            file = "final.mp4" if len(self.bodies) == 1 else f"{group.name}.mp4"
+            path = write_video(frames, run_dir / VIDEO_DIR / file, fps=1.0 / group.env.dt)
+            console.print(f"video: {path}")
 
+    def _named(self, body: str, module: str) -> str:
+        return module if len(self.bodies) == 1 else f"{body}/{module}"
 
-AnyRun = Run | MultiBodyRun
-
-
-def build_any_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> AnyRun:
-    """`build_run`, or `build_multi_body_run` when --body lists several bodies."""
-    if not config.multi_body:
-        return build_run(config, env)
-    if env is not None:
-        raise RunConfigError(
-            f"--body {config.body!r}: a custom env trains one body; give one body with it, "
-            "or drop the env to train the listed bodies."
-        )
-    return build_multi_body_run(config)
+    def _per_body(self, values: dict[str, Any]) -> Any:
+        return next(iter(values.values())) if len(values) == 1 else values
 
 
 def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> Run:
-    """Body, env, network and a fresh training state from the config (nothing on disk).
-    The run's config has the backend "auto" resolved to the one chosen.
+    """Bodies, envs, networks (one per body, sharing their parameters) and a fresh training
+    state from the config (nothing on disk). The run's config has the backend "auto"
+    resolved to the one chosen, and with several bodies the network's unset max sizes
+    (`with_headroom`) and the env and loss shares resolved.
 
     env: train in this environment (a custom task, a wrapper) instead of the one
     `config.body`, `config.partition` and `config.env` describe; its `body` is the run's.
     """
-    if env is None:
-        body = load_body(config.body, config.partition)
-        backend = config.backend
-        if backend == "auto":
-            backend = default_backend(body)
-            config = dataclasses.replace(config, backend=backend)
-        env = make_env(body, config.env, backend)
-    else:
+    if env is not None:
+        if config.multi_body:
+            raise RunConfigError(
+                f"--body {config.body!r}: a custom env trains one body; give one body with "
+                "it, or drop the env to train the listed bodies."
+            )
         check_env_rewards(env)
-    network = make_network(env.body, env.obs_sizes, config.network, rngs=nnx.Rngs(config.seed))
-    graphdef, state = new_training_state(env, network, config.ppo, config.seed)
-    return Run(config, env.body, env, graphdef, state)
+        bodies, envs = {env.body.name: env.body}, {env.body.name: env}
+    else:
+        bodies = {}
+        for name in config.bodies:
+            body = load_body(name, config.partition)
+            if body.name in bodies:
+                raise RunConfigError(f"--body {config.body!r}: two bodies are named "
+                                     f"'{body.name}'; each body may appear once.")
+            bodies[body.name] = body
+        if config.backend == "auto":
+            backends = {default_backend(body) for body in bodies.values()}
+            config = dataclasses.replace(
+                config, backend=backends.pop() if len(backends) == 1 else "mjx")
+        envs = {name: make_env(body, config.env, config.backend)
+                for name, body in bodies.items()}
+    n_envs, loss_weights = {next(iter(bodies)): config.ppo.n_envs}, None
+    if len(bodies) > 1:
+        config = dataclasses.replace(config, network=with_headroom(config.network, envs))
+        n_envs = dict(zip(bodies, split_envs(config)))
+        loss_shares = config.body_loss_shares or (1.0,) * len(bodies)
+        loss_weights = {name: share / sum(loss_shares)
+                        for name, share in zip(bodies, loss_shares)}
+        config = dataclasses.replace(
+            config, body_env_shares=tuple(float(n) for n in n_envs.values()),
+            body_loss_shares=tuple(loss_weights.values()))
+    networks = [
+        (env, make_network(bodies[name], env.obs_sizes, config.network,
+                           rngs=nnx.Rngs(config.seed + i)))
+        for i, (name, env) in enumerate(envs.items())
+    ]
+    groups, state = new_training_state(networks, config.ppo, config.seed, n_envs=n_envs,
+                                       loss_weights=loss_weights)
+    return Run(config, bodies, groups, state)
+
+
+def with_headroom(network: NetworkConfig, envs: dict[str, ModularEnvProtocol]) -> NetworkConfig:
+    """`network` with its unset max sizes set to fit every body with headroom
+    (MODULE_HEADROOM, SIZE_HEADROOM); sizes given are kept (too small ones fail when the
+    networks are built, naming the body and the size it needs)."""
+    modules = max(len(env.obs_sizes) for env in envs.values())
+    obs = max(max(env.obs_sizes.values()) for env in envs.values())
+    actions = max(max(env.action_sizes.values(), default=1) for env in envs.values())
+    defaults = {
+        "max_modules": math.ceil(MODULE_HEADROOM * modules),
+        "max_obs_size": math.ceil(SIZE_HEADROOM * obs),
+        "max_action_size": math.ceil(SIZE_HEADROOM * actions),
+    }
+    return dataclasses.replace(network, **{
+        field: value for field, value in defaults.items() if getattr(network, field) is None
+    })
+
+
+def split_envs(config: TrainRunConfig) -> list[int]:
+    """Each body's environment count: its share of ppo.n_envs, in whole minibatch slots
+    (multiples of n_minibatches), adding up to n_envs."""
+    ppo, bodies = config.ppo, config.bodies
+    shares = config.body_env_shares or (1.0,) * len(bodies)
+    slots = ppo.n_envs // ppo.n_minibatches
+    counts = [math.floor(slots * share / sum(shares)) for share in shares]
+    counts[-1] += slots - sum(counts)
+    if min(counts) < 1:
+        raise RunConfigError(
+            f"--ppo.n-envs {ppo.n_envs} with --ppo.n-minibatches {ppo.n_minibatches} leaves "
+            f"{slots} slots of {ppo.n_minibatches} environments for {len(bodies)} bodies with "
+            f"shares {shares}: some body gets none. Raise --ppo.n-envs to at least "
+            f"{ppo.n_minibatches * len(bodies)}, or even out --body-env-shares."
+        )
+    return [count * ppo.n_minibatches for count in counts]
 
 
 def check_env_rewards(env: ModularEnvProtocol) -> None:
@@ -184,7 +285,7 @@ def load_run_config(run_dir: Path) -> TrainRunConfig:
         ) from None
 
 
-def checkpointer_for(run_dir: Path, run: AnyRun) -> Checkpointer:
+def checkpointer_for(run_dir: Path, run: Run) -> Checkpointer:
     return Checkpointer(
         Path(run_dir) / CHECKPOINT_DIR,
         {"body": run.name, "arch": run.config.arch},
@@ -192,10 +293,9 @@ def checkpointer_for(run_dir: Path, run: AnyRun) -> Checkpointer:
     )
 
 
-def restore_run(run_dir: Path, env: ModularEnvProtocol | None = None) -> tuple[AnyRun, int]:
-    """A run rebuilt from its directory, at its latest readable checkpoint (and its step);
-    a `MultiBodyRun` when it trained several bodies."""
-    run = build_any_run(load_run_config(run_dir), env)
+def restore_run(run_dir: Path, env: ModularEnvProtocol | None = None) -> tuple[Run, int]:
+    """A run rebuilt from its directory, at its latest readable checkpoint (and its step)."""
+    run = build_run(load_run_config(run_dir), env)
     checkpointer = checkpointer_for(run_dir, run)
     try:
         step, state = checkpointer.restore_latest(run.state)

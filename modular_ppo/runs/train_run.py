@@ -19,7 +19,7 @@ import jax
 from rich.console import Console
 
 from modular_ppo.env.types import ModularEnvProtocol
-from modular_ppo.runs.build import AnyRun, build_any_run, checkpointer_for, load_run_config
+from modular_ppo.runs.build import Run, build_run, checkpointer_for, load_run_config
 from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig, resume_config
 from modular_ppo.runs.failure import TrainingFailed, nonfinite_failure
@@ -47,7 +47,7 @@ def run_training(
     env: ModularEnvProtocol | None = None,
 ) -> Path:
     """Train as configured; return the run directory. With several bodies in --body, one
-    network is trained on all of them (`MultiBodyRun`).
+    network is trained on all of them.
 
     env: train in this environment instead of the one the config describes (a custom
     task or wrapper); its body's name is recorded as the run's body. Resume such a run
@@ -62,7 +62,7 @@ def run_training(
     elif env is not None:
         config = dataclasses.replace(config, body=env.body.name)
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network ...")
-    run = build_any_run(config, env)
+    run = build_run(config, env)
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)
@@ -106,7 +106,7 @@ def _report_resume(run_dir: Path, step: int, config: TrainRunConfig, console: Co
 
 
 def _train(
-    run: AnyRun,
+    run: Run,
     run_dir: Path,
     checkpointer: Checkpointer,
     log: MetricsLog,
@@ -171,7 +171,7 @@ def _evaluate(evaluator, state: Any, key) -> dict[str, float]:
     return out
 
 
-def _finish(run: AnyRun, state: Any, run_dir: Path, log: MetricsLog,
+def _finish(run: Run, state: Any, run_dir: Path, log: MetricsLog,
             console: Console) -> None:
     """The final evaluation (eval.json) and video of a run that reached total_steps."""
     steps = int(state.steps)

@@ -22,7 +22,7 @@ from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfigError, make_network
 from modular_ppo.ppo import collect_rollout
-from modular_ppo.runs.build import AnyRun, Run
+from modular_ppo.runs.build import Run
 
 DEFAULT_WARMUP_STEPS = 4096
 WARMUP_ENVS = 16
@@ -47,11 +47,8 @@ class PolicyOnBody:
     """Whether the run trained on this body (its own normaliser statistics are used)."""
 
 
-def trained_policies(run: AnyRun) -> dict[str, PolicyOnBody]:
+def trained_policies(run: Run) -> dict[str, PolicyOnBody]:
     """The run's policy on each body it trained on, with that body's own statistics."""
-    if isinstance(run, Run):
-        return {run.body.name: PolicyOnBody(run.body, run.env, run.graphdef, run.state.network,
-                                            True)}
     return {
         group.name: PolicyOnBody(run.bodies[group.name], group.env, group.graphdef,
                                  run.state.network_state(group.name), True)
@@ -59,7 +56,7 @@ def trained_policies(run: AnyRun) -> dict[str, PolicyOnBody]:
     }
 
 
-def policy_on_body(run: AnyRun, run_name: str, body_name: str, warmup_steps: int,
+def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
                    key: PRNGKeyArray) -> PolicyOnBody:
     """The run's policy on `body_name`: its own if the run trained on it, else the run's
     parameters in a network built for that body, normaliser warmed up (module docstring).
@@ -89,16 +86,9 @@ def policy_on_body(run: AnyRun, run_name: str, body_name: str, warmup_steps: int
             "--max-obs-size and --max-action-size large enough for this body."
         ) from None
     graphdef, _, rest = nnx.split(network, nnx.Param, ...)
-    network_state = nnx.merge_state(shared_parameters(run), rest)
+    network_state = nnx.merge_state(run.state.params, rest)
     network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
     return PolicyOnBody(body, env, graphdef, network_state, False)
-
-
-def shared_parameters(run: AnyRun) -> nnx.State:
-    if isinstance(run, Run):
-        params, _ = nnx.split_state(run.state.network, nnx.Param, ...)
-        return params
-    return run.state.params
 
 
 def warm_up_normalizer(

@@ -42,7 +42,7 @@ from modular_ppo.ppo import (
     PPOConfig,
     default_ppo_config,
     make_evaluator,
-    train,
+    train_from_scratch,
     with_preset,
 )
 
@@ -103,8 +103,11 @@ def trained(env: ModularEnv, config: PPOConfig, seed: int) -> tuple[Outcome, flo
                                   if k.startswith("critic/explained_variance/")]))
         return False
 
-    result = train(env, new_network(env, seed), config, seed=seed, on_iteration=record)
-    return evaluate(env, result.graphdef, result.state.network), float(np.mean(explained[-8:]))
+    result = train_from_scratch([(env, new_network(env, seed))], config, seed=seed,
+                                on_iteration=record)
+    (group,) = result.groups
+    return (evaluate(env, group.graphdef, result.state.network_state()),
+            float(np.mean(explained[-8:])))
 
 
 @pytest.fixture(scope="module")

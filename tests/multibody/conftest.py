@@ -8,7 +8,7 @@ from flax import nnx
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.networks import make_network
-from modular_ppo.ppo.multi_body_state import new_multi_body_state
+from modular_ppo.ppo import new_training_state
 from multibody_setup import BODIES, NETWORK, PPO
 
 
@@ -26,8 +26,8 @@ def make_networks(envs, seed=0):
 @pytest.fixture(scope="session")
 def groups_and_state(envs):
     networks = make_networks(envs)
-    return new_multi_body_state(
-        {name: (env, networks[name]) for name, env in envs.items()},
+    return new_training_state(
+        [(env, networks[name]) for name, env in envs.items()],
         n_envs={name: 2 for name in BODIES}, loss_weights={"swimmer-3": 0.25,
                                                            "centipede-4": 0.75},
         config=PPO, seed=0,

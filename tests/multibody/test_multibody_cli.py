@@ -12,7 +12,7 @@ from output_checks import assert_video_shows_the_body, video_frames
 
 from modular_ppo.body import load_body
 from modular_ppo.networks import NetworkConfig, make_network
-from modular_ppo.ppo.multi_body_state import MultiBodyError, new_multi_body_state
+from modular_ppo.ppo import BodyGroupError, new_training_state
 from modular_ppo.runs.config import RunConfigError, TrainRunConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,6 +96,6 @@ def test_separate_refuses_several_bodies(capsys):
 def test_networks_with_different_parameters_cannot_share_a_run(envs):
     networks = {name: make_network(env.body, env.obs_sizes, NetworkConfig(arch="separate"),
                                    rngs=nnx.Rngs(0)) for name, env in envs.items()}
-    with pytest.raises(MultiBodyError, match="different parameters"):
-        new_multi_body_state({n: (envs[n], networks[n]) for n in envs},
-                             {n: 2 for n in envs}, {n: 0.5 for n in envs}, PPO, 0)
+    with pytest.raises(BodyGroupError, match="different parameters"):
+        new_training_state([(envs[n], networks[n]) for n in envs], PPO, 0,
+                           n_envs={n: 2 for n in envs})

@@ -11,8 +11,8 @@ import pytest
 from multibody_setup import PPO
 from flax import nnx
 
-from modular_ppo.ppo import collect_rollout, make_batch, ppo_loss
-from modular_ppo.ppo.multi_body_step import multi_body_train_step, weighted_loss
+from modular_ppo.ppo import collect_rollout, make_batch, ppo_loss, train_step
+from modular_ppo.ppo.step import weighted_loss
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -71,7 +71,7 @@ def test_one_update_step_changes_the_shared_parameters_with_every_bodys_data(
     groups_and_state,
 ):
     groups, state = groups_and_state
-    updated, metrics = multi_body_train_step(groups, PPO, state)
+    updated, metrics = train_step(groups, PPO, state)
     before, after = leaves(state.params), leaves(updated.params)
     assert any(not np.allclose(b, a) for b, a in zip(before, after))
     for group in groups:
@@ -83,7 +83,7 @@ def test_one_update_step_changes_the_shared_parameters_with_every_bodys_data(
                                                                      group.n_envs))
         own = own.replace(env_state=jax.tree.map(_placed_like, resets, own.env_state))
         other = state.replace(groups={**state.groups, group.name: own})
-        updated_other, _ = multi_body_train_step(groups, PPO, other)
+        updated_other, _ = train_step(groups, PPO, other)
         assert any(not np.allclose(a, b)
                    for a, b in zip(after, leaves(updated_other.params))), group.name
 

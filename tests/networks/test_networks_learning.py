@@ -10,7 +10,7 @@ from flax import nnx
 
 from modular_ppo.env.toy import TargetReachingEnv
 from modular_ppo.networks import NetworkConfig, make_network
-from modular_ppo.ppo import PPOConfig, train
+from modular_ppo.ppo import PPOConfig, train_from_scratch
 
 THRESHOLD = -15.0
 
@@ -26,7 +26,7 @@ def test_architecture_learns_the_toy_task(arch):
     )
     config = PPOConfig(n_envs=32, rollout_length=20, n_epochs=4, n_minibatches=4,
                        learning_rate=3e-3, total_steps=32 * 20 * 40, iterations_per_call=10)
-    result = train(env, network, config)
+    result = train_from_scratch([(env, network)], config)
     # Stochastic policy, episodes finished during the last 10 iterations.
     final = result.metrics["episode/team_return"]
     print(arch, final)

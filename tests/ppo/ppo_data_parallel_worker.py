@@ -35,13 +35,25 @@ CONFIG = PPOConfig(n_envs=8, rollout_length=12, n_epochs=2, n_minibatches=2,
                    learning_rate=1e-2, iterations_per_call=2)
 
 
-def one_call(config: PPOConfig):
+VARIANTS = ("one body", "two bodies")
+"""Two bodies: toy bodies of unlike episode lengths, half of the environments each, one
+network, loss weights 1:3."""
+
+
+def one_call(config: PPOConfig, variant: str = "one body"):
     """(state before, state after, metrics) of one `train_step` call from a fresh state,
     with a recurrent network so that recurrent states are split over devices too."""
-    env = TargetReachingEnv(episode_length=10)
-    network = PerModuleMLP(env.obs_sizes, env.action_sizes, recurrent=True, rngs=nnx.Rngs(0))
-    graphdef, state = new_training_state(env, network, config, seed=0)
-    new_state, metrics = train_step(env, graphdef, config, state)
+    envs = [TargetReachingEnv(episode_length=10, name="toy-a")]
+    n_envs = loss_weights = None
+    if variant == "two bodies":
+        envs.append(TargetReachingEnv(episode_length=7, name="toy-b"))
+        n_envs = {"toy-a": config.n_envs // 2, "toy-b": config.n_envs // 2}
+        loss_weights = {"toy-a": 1.0, "toy-b": 3.0}
+    bodies = [(env, PerModuleMLP(env.obs_sizes, env.action_sizes, recurrent=True,
+                                 rngs=nnx.Rngs(0))) for env in envs]
+    groups, state = new_training_state(bodies, config, seed=0, n_envs=n_envs,
+                                       loss_weights=loss_weights)
+    new_state, metrics = train_step(groups, config, state)
     return state, new_state, metrics
 
 
@@ -60,15 +72,17 @@ def to_numpy(tree, prefix: str) -> dict[str, np.ndarray]:
 def layout(state) -> dict[str, np.ndarray]:
     """How this process holds the state: environments per device, whether the network
     state is copied whole to every device."""
-    env_leaf = jax.tree.leaves(state.env_state.obs)[0]
-    recurrent_leaf = jax.tree.leaves(state.recurrent)[0]
+    (own, *_) = state.groups.values()
+    env_leaf = jax.tree.leaves(own.env_state.obs)[0]
+    recurrent_leaf = jax.tree.leaves(own.recurrent)[0]
     return {
         "layout/devices": np.asarray(jax.device_count()),
         "layout/env_rows": np.asarray([s.data.shape[0] for s in env_leaf.addressable_shards]),
         "layout/recurrent_rows": np.asarray(
             [s.data.shape[0] for s in recurrent_leaf.addressable_shards]),
         "layout/network_replicated": np.asarray(
-            all(leaf.sharding.is_fully_replicated for leaf in jax.tree.leaves(state.network))),
+            all(leaf.sharding.is_fully_replicated
+                for leaf in jax.tree.leaves((state.params, own.network)))),
     }
 
 
@@ -87,8 +101,12 @@ def main(out: str, *distributed: str) -> None:
     if distributed:
         coordinator, num_processes, process_id = distributed
         initialize_distributed(coordinator, int(num_processes), int(process_id))
-    _, state, metrics = one_call(dataclasses.replace(CONFIG, data_parallel=True))
-    results = {**to_numpy(state, "state"), **to_numpy(metrics, "metrics"), **layout(state)}
+    results = {}
+    for variant in VARIANTS:
+        _, state, metrics = one_call(dataclasses.replace(CONFIG, data_parallel=True), variant)
+        results.update({**to_numpy(state, f"{variant}/state"),
+                        **to_numpy(metrics, f"{variant}/metrics"),
+                        **{f"{variant}/{k}": v for k, v in layout(state).items()}})
     if not distributed:
         results["error/indivisible"] = np.asarray(indivisible_error())
     np.savez(out, **results)

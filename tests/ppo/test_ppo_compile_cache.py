@@ -9,7 +9,7 @@ import logging
 import jax
 import numpy as np
 
-from modular_ppo.ppo import train
+from modular_ppo.ppo import train_from_scratch
 
 
 def _compiled(records: list[logging.LogRecord]) -> list[str]:
@@ -24,11 +24,12 @@ def test_a_second_run_reuses_the_compiled_training_step(learning_env, learning_c
     def after_one_call(state, metrics):
         return True
 
-    train(learning_env, make_test_network(), learning_config, on_iteration=after_one_call)
+    train_from_scratch([(learning_env, make_test_network())], learning_config,
+                       on_iteration=after_one_call)
     with jax.log_compiles(), caplog.at_level(logging.WARNING, logger="jax"):
         jax.jit(lambda x: x + 1.0)(np.zeros(3, np.float32))  # the log does show compiles
-        result = train(learning_env, make_test_network(seed=1), learning_config,
-                       on_iteration=after_one_call)
+        result = train_from_scratch([(learning_env, make_test_network(seed=1))],
+                                    learning_config, on_iteration=after_one_call)
     compiled = _compiled(caplog.records)
     assert "<lambda>" in compiled and "train_step" not in compiled, compiled
     assert int(result.state.iteration) == learning_config.iterations_per_call

@@ -11,8 +11,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 import pytest
-from flax import nnx
-from ppo_data_parallel_worker import CONFIG, one_call, to_numpy
+from ppo_data_parallel_worker import CONFIG, VARIANTS, one_call, to_numpy
 
 from modular_ppo.ppo import DistributedSetupError, initialize_distributed
 
@@ -78,39 +77,46 @@ def workers(tmp_path_factory):
             worker.process.wait()
 
 
-@pytest.fixture(scope="module")
-def reference(workers):
+@pytest.fixture(scope="module", params=VARIANTS)
+def reference(workers, request):
     """The same call on one device, without data parallelism, and how far it moved the
-    parameters."""
-    before, after, metrics = one_call(CONFIG)
-    params = [nnx.split_state(state.network, nnx.Param, ...)[0] for state in (before, after)]
-    moved = max(float(np.max(np.abs(a - b))) for a, b in zip(*map(jax.tree.leaves, params)))
-    return {**to_numpy(after, "state"), **to_numpy(metrics, "metrics")}, moved
+    parameters: for one body, and for two bodies sharing the network."""
+    variant = request.param
+    before, after, metrics = one_call(CONFIG, variant)
+    moved = max(float(np.max(np.abs(a - b)))
+                for a, b in zip(*(jax.tree.leaves(s.params) for s in (before, after))))
+    return variant, {**to_numpy(after, f"{variant}/state"),
+                     **to_numpy(metrics, f"{variant}/metrics")}, moved
 
 
 def assert_same_update(reference, parallel):
-    expected, moved = reference
+    variant, expected, moved = reference
     assert moved > 100 * RTOL  # the comparison tells this update from none
     assert set(expected) <= set(parallel)
     for name, value in expected.items():
         np.testing.assert_allclose(parallel[name], value, rtol=RTOL, atol=ATOL, err_msg=name)
+    if variant == "two bodies":  # each body's metrics under its name
+        assert f"{variant}/metrics['losses/critic/toy-b/left']" in expected
 
 
 def test_two_devices_give_the_single_device_update(workers, reference):
     parallel = results(workers["two devices"])
-    assert int(parallel["layout/devices"]) == 2
-    half = CONFIG.n_envs // 2
-    assert parallel["layout/env_rows"].tolist() == [half, half]
-    assert parallel["layout/recurrent_rows"].tolist() == [half, half]
-    assert bool(parallel["layout/network_replicated"])
+    variant = reference[0]
+    assert int(parallel[f"{variant}/layout/devices"]) == 2
+    half = CONFIG.n_envs // 2 // (2 if variant == "two bodies" else 1)  # of the first body
+    assert parallel[f"{variant}/layout/env_rows"].tolist() == [half, half]
+    assert parallel[f"{variant}/layout/recurrent_rows"].tolist() == [half, half]
+    assert bool(parallel[f"{variant}/layout/network_replicated"])
     assert_same_update(reference, parallel)
 
 
 def test_two_processes_give_the_single_process_update(workers, reference):
     for rank in range(2):
         parallel = results(workers[f"process {rank}"])
-        assert int(parallel["layout/devices"]) == 2
-        assert parallel["layout/env_rows"].tolist() == [CONFIG.n_envs // 2]  # its own device
+        variant = reference[0]
+        assert int(parallel[f"{variant}/layout/devices"]) == 2
+        rows = CONFIG.n_envs // 2 // (2 if variant == "two bodies" else 1)
+        assert parallel[f"{variant}/layout/env_rows"].tolist() == [rows]  # its own device
         assert_same_update(reference, parallel)
 
 

@@ -28,13 +28,12 @@ def env(request):
 def test_architecture_trains_on_body(env, arch):
     network = make_network(env.body, env.obs_sizes, NetworkConfig(arch=arch, embedding_size=16),
                            rngs=nnx.Rngs(0))
-    graphdef, state = new_training_state(env, network, CONFIG, seed=0)
-    new_state, metrics = train_step(env, graphdef, CONFIG, state)
+    groups, state = new_training_state([(env, network)], CONFIG, seed=0)
+    new_state, metrics = train_step(groups, CONFIG, state)
     losses = {k: float(v) for k, v in metrics.items() if k.startswith("losses/")}
     assert {f"losses/critic/{m}" for m in env.body.module_names} <= set(losses)
     assert all(np.isfinite(v) for v in losses.values()), losses
-    moved = jax.tree.map(lambda a, b: jnp.any(a != b), nnx.split_state(
-        new_state.network, nnx.Param, ...)[0], nnx.split_state(state.network, nnx.Param, ...)[0])
+    moved = jax.tree.map(lambda a, b: jnp.any(a != b), new_state.params, state.params)
     assert any(jax.tree.leaves(moved))
     print(f"{env.body.name} / {arch}: {count_parameters(network)['total']:,} parameters, "
           f"{len(env.body.module_names)} modules, critic losses "

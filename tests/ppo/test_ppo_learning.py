@@ -10,7 +10,7 @@ import pytest
 from flax import nnx
 
 from modular_ppo.networks import NetworkConfig, make_network
-from modular_ppo.ppo import make_evaluator, new_training_state, train
+from modular_ppo.ppo import make_evaluator, new_training_state, train, train_from_scratch
 
 class NegatedRewards:
     """The toy task with every reward sign-flipped: a learner that climbs it descends the
@@ -41,8 +41,8 @@ def config(learning_config):
 
 @pytest.fixture(scope="module")
 def evaluator(env, make_test_network, eval_config, config):
-    graphdef, _ = new_training_state(env, make_test_network(), config, seed=0)
-    return make_evaluator(env, graphdef, eval_config)
+    (group,), _ = new_training_state([(env, make_test_network())], config, seed=0)
+    return make_evaluator(env, group.graphdef, eval_config)
 
 
 def team_return(evaluator, network_state):
@@ -52,22 +52,23 @@ def team_return(evaluator, network_state):
 @pytest.fixture(scope="module")
 def trained(env, make_test_network, config):
     calls = []
-    result = train(env, make_test_network(), config,
-                   on_iteration=lambda state, metrics: calls.append((state, metrics)) and False)
+    result = train_from_scratch(
+        [(env, make_test_network())], config,
+        on_iteration=lambda state, metrics: calls.append((state, metrics)) and False)
     return result, calls
 
 
 @pytest.fixture(scope="module")
 def baselines(env, make_test_network, evaluator, eval_config, config):
     """Team returns that a working learner must beat by far."""
-    graphdef, untrained = new_training_state(env, make_test_network(), config, seed=0)
+    (group,), untrained = new_training_state([(env, make_test_network())], config, seed=0)
     random_policy = make_evaluator(
-        env, graphdef, dataclasses.replace(eval_config, deterministic=False))
-    flipped = train(NegatedRewards(env), make_test_network(), config)
+        env, group.graphdef, dataclasses.replace(eval_config, deterministic=False))
+    flipped = train_from_scratch([(NegatedRewards(env), make_test_network())], config)
     return {
-        "random policy": float(
-            random_policy(untrained.network, jax.random.key(123))["episode/team_return"]),
-        "sign-flipped advantages": team_return(evaluator, flipped.state.network),
+        "random policy": float(random_policy(untrained.network_state(),
+                                             jax.random.key(123))["episode/team_return"]),
+        "sign-flipped advantages": team_return(evaluator, flipped.state.network_state()),
     }
 
 
@@ -79,7 +80,7 @@ THRESHOLD = -15.0
 
 
 def test_ppo_beats_random_policy_and_broken_learner(evaluator, trained, baselines):
-    trained_return = team_return(evaluator, trained[0].state.network)
+    trained_return = team_return(evaluator, trained[0].state.network_state())
     print({**baselines, "trained": trained_return})
     assert max(baselines.values()) < THRESHOLD - 10, baselines
     assert trained_return > THRESHOLD, (trained_return, baselines)
@@ -93,7 +94,8 @@ def test_ppo_trains_the_networks_stage_separate_mlps_on_team_advantages(env, con
                       value_hidden_sizes=(32, 32), entropy_weight=0.0),
         rngs=nnx.Rngs(0),
     )
-    result = train(env, network, dataclasses.replace(config, combine_advantages=True))
+    result = train_from_scratch([(env, network)],
+                                dataclasses.replace(config, combine_advantages=True))
     # The stochastic policy's return over the last 10 iterations, while still learning.
     final = result.metrics["episode/team_return"]
     print({**baselines, "separate MLPs, last iterations": final})
@@ -123,13 +125,15 @@ def test_host_loop_reports_compile_time_throughput_and_per_module_metrics(env, c
     assert later["nonfinite/any"] is False
     assert later["critic/explained_variance/hub"] > 0.5
     # Normaliser statistics were updated from every rollout, once.
-    assert int(result.state.network["normalizers"]["hub"]["count"][...]) == config.total_steps
+    normalizers = result.state.network_state()["normalizers"]
+    assert int(normalizers["hub"]["count"][...]) == config.total_steps
 
 
 def test_on_iteration_returning_true_stops_training(env, config, make_test_network):
     seen = []
-    result = train(env, make_test_network(), config,
-                   on_iteration=lambda state, metrics: seen.append(metrics) or len(seen) == 2)
+    result = train_from_scratch(
+        [(env, make_test_network())], config,
+        on_iteration=lambda state, metrics: seen.append(metrics) or len(seen) == 2)
     assert len(seen) == 2 and int(result.state.iteration) == 2 * config.iterations_per_call
 
 
@@ -142,7 +146,7 @@ def test_resume_from_checkpoint_continues_bit_for_bit(env, config, trained, tmp_
         restored = checkpointer.restore(
             tmp_path / "state", jax.tree.map(ocp.utils.to_shape_dtype_struct, halfway)
         )
-    resumed = train(env, result.graphdef, config, initial_state=restored)
+    resumed = train(result.groups, restored, config)
     assert int(resumed.state.steps) == int(result.state.steps)
     same = jax.tree.map(
         lambda a, b: bool(np.array_equal(jax.random.key_data(a), jax.random.key_data(b)))

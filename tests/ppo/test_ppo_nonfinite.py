@@ -20,11 +20,11 @@ def poison(network_state, layer, module):
 @pytest.fixture(scope="module")
 def fresh(learning_env, learning_config, make_test_network):
     """The learning test's env, network structure and config: its compiled step is reused."""
-    return new_training_state(learning_env, make_test_network(), learning_config, seed=0)
+    return new_training_state([(learning_env, make_test_network())], learning_config, seed=0)
 
 
-def step_flags(env, config, graphdef, state):
-    _, metrics = train_step(env, graphdef, config, state)
+def step_flags(config, groups, state):
+    _, metrics = train_step(groups, config, state)
     return {k: v for k, v in metrics_to_host(metrics).items() if k.startswith("nonfinite/")}
 
 
@@ -38,9 +38,9 @@ def step_flags(env, config, graphdef, state):
 def test_first_failure_names_the_module(learning_env, learning_config, fresh, layer, raised):
     """Ten iterations of 16 updates each: after the first update every module's losses are
     NaN, yet only the module that failed first is flagged."""
-    graphdef, state = fresh
-    state = state.replace(network=poison(state.network, layer, "left"))
-    flags = step_flags(learning_env, learning_config, graphdef, state)
+    groups, state = fresh
+    state = state.replace(params=poison(state.params, layer, "left"))
+    flags = step_flags(learning_config, groups, state)
     for kind in ("actor", "critic", "actions"):
         for module in ("hub", "left", "right"):
             assert flags[f"nonfinite/{kind}/{module}"] == (f"{kind}/{module}" in raised), (
@@ -50,7 +50,7 @@ def test_first_failure_names_the_module(learning_env, learning_config, fresh, la
 
 
 def test_finite_run_raises_no_flag(learning_env, learning_config, fresh):
-    flags = step_flags(learning_env, learning_config, *fresh)
+    flags = step_flags(learning_config, *fresh)
     per_module = {f"nonfinite/{kind}/{m}" for kind in ("actor", "critic", "actions")
                   for m in learning_env.body.module_names}
     overall = {f"nonfinite/{name}" for name in ("regularization", "gradients", "parameters",

@@ -26,11 +26,13 @@ CONFIG = PPOConfig(n_envs=4, rollout_length=16, n_epochs=1, n_minibatches=2, cli
 @pytest.fixture(scope="module")
 def second_rollout(toy_env, make_test_network):
     """A rollout that starts from the non-zero recurrent state left by a first one."""
-    graphdef, state = new_training_state(toy_env, make_test_network(recurrent=True), CONFIG, 0)
+    groups, state = new_training_state([(toy_env, make_test_network(recurrent=True))], CONFIG, 0)
+    (graphdef,), (own,) = [g.graphdef for g in groups], state.groups.values()
     roll = jax.jit(
         functools.partial(collect_rollout, toy_env, graphdef, length=CONFIG.rollout_length)
     )
-    network, env_state, recurrent, _ = roll(state.network, state.env_state, state.recurrent)
+    network, env_state, recurrent, _ = roll(state.network_state(), own.env_state,
+                                            own.recurrent)
     _, _, end_recurrent, rollout = roll(network, env_state, recurrent)
     return graphdef, network, recurrent, rollout, end_recurrent
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import jax
 import pytest
 from jax.experimental.compilation_cache import compilation_cache
-from reliability_tools import TINY, cli_main, tiny_xml
+from reliability_tools import TINY, TINY_ACTUATORS, cli_main, tiny_xml
 
 
 @pytest.fixture(autouse=True)
@@ -39,24 +39,49 @@ def runs_root(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("runs")
 
 
-STRAIGHT_RUN_NAMES = {"cpu": "straight", "mjx": "straight-mjx"}
+STRAIGHT_RUN_NAMES = {"cpu": "straight", "mjx": "straight-mjx", "two bodies": "straight"}
 
 
 @pytest.fixture(scope="session")
-def straight_runs(compile_cache, tiny_body, runs_root):
-    """straight_runs(backend) -> the run dir of 4 iterations (64 steps) in one go on that
-    backend ("cpu" or "mjx"), checkpoints at 32 and 64; trained once per session."""
+def second_tiny_body(tmp_path_factory) -> Path:
+    """Another tiny body (its own name, a weaker arm motor), to train two in one run."""
+    path = tmp_path_factory.mktemp("bodies") / "tiny-two.xml"
+    path.write_text(tiny_xml(name="tiny-two", actuators=TINY_ACTUATORS.replace(
+        'gear="5"', 'gear="3"')))
+    return path
+
+
+@pytest.fixture(scope="session")
+def case_flags(tiny_body, second_tiny_body):
+    """case_flags(case) -> (the train flags that choose the case's bodies and backend, the
+    run's folder name under the runs root). Cases: "cpu" and "mjx" (the tiny body on
+    that backend), "two bodies" (both tiny bodies, one shared network, CPU backend)."""
+
+    def flags(case: str) -> tuple[list, str]:
+        if case == "two bodies":
+            return (["--body", f"{tiny_body},{second_tiny_body}", "--arch", "shared",
+                     "--backend", "cpu"], "tiny+tiny-two")
+        return ["--body", tiny_body, "--backend", case], "tiny"
+
+    return flags
+
+
+@pytest.fixture(scope="session")
+def straight_runs(compile_cache, case_flags, runs_root):
+    """straight_runs(case) -> the run dir of 4 iterations (64 steps) in one go of that
+    case (see `case_flags`), checkpoints at 32 and 64; trained once per session."""
     runs: dict[str, Path] = {}
 
-    def straight(backend: str) -> Path:
-        if backend not in runs:
-            name = STRAIGHT_RUN_NAMES[backend]
-            code, out = cli_main("train", "--body", tiny_body, *TINY, "--backend", backend,
+    def straight(case: str) -> Path:
+        if case not in runs:
+            name = STRAIGHT_RUN_NAMES[case]
+            body_flags, folder = case_flags(case)
+            code, out = cli_main("train", *body_flags, *TINY,
                                  "--ppo.total-steps", 64, "--checkpoint-every-steps", 32,
                                  "--runs-root", runs_root, "--run-name", name)
             assert code == 0, out
-            runs[backend] = runs_root / "tiny" / name
-        return runs[backend]
+            runs[case] = runs_root / folder / name
+        return runs[case]
 
     return straight
 

@@ -1,4 +1,5 @@
-"""Exact resume through the CLI, on both simulator backends: 4 iterations straight (the
+"""Exact resume through the CLI, on both simulator backends and for a run of two bodies
+sharing one network: 4 iterations straight (the
 session's straight run) against 2 iterations, stop, `--resume` with `--ppo.total-steps`
 doubled, 2 more. Same seed, same run: the checkpoints agree leaf for leaf and the training
 metrics row for row.
@@ -18,24 +19,25 @@ from reliability_tools import STEPS_PER_ITERATION, TINY, cli_main, plain
 from modular_ppo.runs.build import load_run_config, restore_run
 
 
-@pytest.fixture(scope="module", params=["cpu", "mjx"])
-def backend(request) -> str:
+@pytest.fixture(scope="module", params=["cpu", "mjx", "two bodies"])
+def case(request) -> str:
     return request.param
 
 
 @pytest.fixture(scope="module")
-def straight(straight_runs, backend):
-    return straight_runs(backend)
+def straight(straight_runs, case):
+    return straight_runs(case)
 
 
 @pytest.fixture(scope="module")
-def resumed_run(compile_cache, tiny_body, runs_root, backend):
-    name = f"halves-{backend}"
-    common = ["train", "--body", tiny_body, *TINY, "--backend", backend,
-              "--checkpoint-every-steps", 32, "--runs-root", runs_root, "--run-name", name]
+def resumed_run(compile_cache, case_flags, runs_root, case):
+    name = f"halves-{case.replace(' ', '-')}"
+    body_flags, folder = case_flags(case)
+    common = ["train", *body_flags, *TINY, "--checkpoint-every-steps", 32,
+              "--runs-root", runs_root, "--run-name", name]
     code, first_out = cli_main(*common, "--ppo.total-steps", 32)
     assert code == 0, first_out
-    run_dir = runs_root / "tiny" / name
+    run_dir = runs_root / folder / name
     code, second_out = cli_main("train", "--resume", run_dir, "--ppo.total-steps", 64)
     assert code == 0, second_out
     return run_dir, plain(second_out)
@@ -57,13 +59,14 @@ def _training_rows(run_dir):
     ]
 
 
-def test_resume_continues_from_the_checkpoint_on_the_same_backend(resumed_run, backend):
+def test_resume_continues_from_the_checkpoint_on_the_same_backend(resumed_run, case):
     run_dir, out = resumed_run
     assert f"resuming {run_dir} from its checkpoint at step 32" in out
     steps = [row["step"] for row in _training_rows(run_dir)]
     assert steps == [STEPS_PER_ITERATION * i for i in range(1, 5)]
     config = load_run_config(run_dir)
-    assert config.ppo.total_steps == 64 and config.backend == backend
+    assert config.ppo.total_steps == 64
+    assert config.backend == ("cpu" if case == "two bodies" else case)
 
 
 @pytest.mark.parametrize("step", [32, 64])
@@ -74,9 +77,10 @@ def test_checkpoints_equal_the_straight_runs_leaf_for_leaf(resumed_run, straight
         np.testing.assert_array_equal(resumed[key], straight[key], err_msg=f"leaf {key}")
 
 
-def test_metrics_equal_the_straight_runs_row_for_row(resumed_run, straight):
+def test_metrics_equal_the_straight_runs_row_for_row(resumed_run, straight, case):
     straight_rows = _training_rows(straight)
-    assert len(straight_rows) == 4 and "losses/critic/arm" in straight_rows[0]
+    critic = "losses/critic/tiny-two/arm" if case == "two bodies" else "losses/critic/arm"
+    assert len(straight_rows) == 4 and critic in straight_rows[0]
     assert _training_rows(resumed_run[0]) == straight_rows  # non-finite values are logged as text
 
 
@@ -90,5 +94,6 @@ def test_the_mjx_run_restores_mjx_env_state(straight_runs):
     """What the MJX case compares is MJX state: the restored env states are `mjx.Data`."""
     run, step = restore_run(straight_runs("mjx"))
     assert step == 64 and run.config.backend == "mjx"
-    assert isinstance(run.state.env_state.data, mjx.Data)
-    assert run.state.env_state.data.qpos.shape[0] == 4  # one per environment
+    (own,) = run.state.groups.values()
+    assert isinstance(own.env_state.data, mjx.Data)
+    assert own.env_state.data.qpos.shape[0] == 4  # one per environment
