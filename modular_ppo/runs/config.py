@@ -45,8 +45,9 @@ class TrainRunConfig:
     seed: int = 0
     """Seeds parameters, environments and minibatch shuffling: the same seed gives the
     same run."""
-    network: Annotated[NetworkConfig, tyro.conf.OmitArgPrefixes] = NetworkConfig(arch="separate")
-    """Architecture (`--arch`) and network sizes."""
+    network: Annotated[NetworkConfig, tyro.conf.arg(name="")] = NetworkConfig(arch="separate")
+    """Architecture (`--arch`) and network sizes. The network's flags carry no "network."
+    prefix; its nested configs keep theirs (`--graph.rounds`, `--attention.heads`)."""
     backend: Backend = "auto"
     """Simulator: "cpu" (MuJoCo's C simulator on a thread pool, several times faster than
     MJX when JAX runs on CPU), "mjx" (MuJoCo MJX inside JAX, the one for GPUs) or "auto"
@@ -239,11 +240,41 @@ def config_to_json(config: TrainRunConfig) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(config), default=str))
 
 
+_OLD_NETWORK_KEYS = {
+    "message_passing_rounds": ("graph", "rounds"),
+    "attention_heads": ("attention", "heads"),
+    "attention_layers": ("attention", "layers"),
+    "attention_max_hops": ("attention", "max_hops"),
+    "centralised_critic": ("centralized_critic",),
+}
+"""Keys of the network config in config.json files written before the architecture
+settings were nested (and spelled in US English) -> their path in NetworkConfig now."""
+
+
 def config_from_json(data: dict[str, Any]) -> TrainRunConfig:
-    """Rebuild a TrainRunConfig written by `config_to_json` (nested configs, tuples, paths)."""
+    """Rebuild a TrainRunConfig written by `config_to_json` (nested configs, tuples, paths),
+    also from a config.json written by an earlier version (see `_OLD_NETWORK_KEYS`)."""
     if "backend" not in data:  # written before the CPU backend existed: those ran on MJX
         data = {**data, "backend": "mjx"}
+    if "network" in data:
+        data = {**data, "network": _renamed_network_keys(data["network"])}
     return _from_json(TrainRunConfig, data)
+
+
+def _renamed_network_keys(network: dict[str, Any]) -> dict[str, Any]:
+    """`network` (a config.json "network" dict) with the keys of `_OLD_NETWORK_KEYS` moved
+    to their current paths; a key already at its current path is kept."""
+    renamed = {key: value for key, value in network.items() if key not in _OLD_NETWORK_KEYS}
+    for old, path in _OLD_NETWORK_KEYS.items():
+        if old not in network:
+            continue
+        *parents, leaf = path
+        inner = renamed
+        for parent in parents:
+            inner[parent] = dict(inner.get(parent, {}))  # a copy: `network` stays as it was
+            inner = inner[parent]
+        inner.setdefault(leaf, network[old])
+    return renamed
 
 
 def _from_json(cls: type, values: dict[str, Any]) -> Any:
