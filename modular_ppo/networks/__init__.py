@@ -19,7 +19,7 @@ Contract (what later stages may use):
     same actions under the current parameters, drawing no randomness.
   - `update_statistics(obs)`: merge module -> Float[..., obs_size] into the running
     observation statistics; call it outside the gradient step.
-- Everything the network holds is nnx state: `nnx.Param` (what optimisers and `jax.grad`
+- Everything the network holds is nnx state: `nnx.Param` (what optimizers and `jax.grad`
   act on), `NormalizerStatistic` (running observation statistics, not a Param) and the
   sampling RNG, so `nnx.split` / `nnx.merge` around `jax.jit`, and checkpoints of
   `nnx.state(network)`, carry all of it. Body structure (module order, tree, hop mask)

@@ -97,15 +97,15 @@ class NetworkConfig:
     """Lower bound of the standard deviation (std = min_std + softplus(raw))."""
 
     entropy_weight: float = 1e-2
-    """Weight of the entropy bonus; the network's regularisation loss is
+    """Weight of the entropy bonus; the network's regularization loss is
     -entropy_weight * (policy entropy summed over actuated modules)."""
 
     normalize_observations: bool = True
-    """Normalise each module's observations with running mean and variance (updated by
+    """Normalize each module's observations with running mean and variance (updated by
     `update_statistics`, outside the gradient step)."""
 
     observation_clip: float = 10.0
-    """Normalised observations are clipped to [-observation_clip, observation_clip]."""
+    """Normalized observations are clipped to [-observation_clip, observation_clip]."""
 
     module_identity: ModuleIdentity = "index"
     """What tells modules apart in the shared, graph and attention architectures: index

@@ -56,7 +56,7 @@ class TrainRunConfig:
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)
-    """PPO batch shape, losses and optimiser (`--ppo.total-steps` sets the run length).
+    """PPO batch shape, losses and optimizer (`--ppo.total-steps` sets the run length).
     The default batch shape follows the hardware (`ppo.default_ppo_config`): 64 envs on
     CPU, 4096 on a GPU."""
     eval: EvalConfig = EvalConfig()
@@ -240,40 +240,43 @@ def config_to_json(config: TrainRunConfig) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(config), default=str))
 
 
-_OLD_NETWORK_KEYS = {
-    "message_passing_rounds": ("graph", "rounds"),
-    "attention_heads": ("attention", "heads"),
-    "attention_layers": ("attention", "layers"),
-    "attention_max_hops": ("attention", "max_hops"),
-    "centralised_critic": ("centralized_critic",),
+_OLD_KEYS = {
+    "network": {
+        "message_passing_rounds": ("graph", "rounds"),
+        "attention_heads": ("attention", "heads"),
+        "attention_layers": ("attention", "layers"),
+        "attention_max_hops": ("attention", "max_hops"),
+        "centralised_critic": ("centralized_critic",),
+    },
+    "env": {"neighbour_hops": ("neighbor_hops",)},
 }
-"""Keys of the network config in config.json files written before the architecture
-settings were nested (and spelled in US English) -> their path in NetworkConfig now."""
+"""Config section -> {key in config.json files written before the architecture settings
+were nested and the names spelled in US English -> its path in the section now}."""
 
 
 def config_from_json(data: dict[str, Any]) -> TrainRunConfig:
     """Rebuild a TrainRunConfig written by `config_to_json` (nested configs, tuples, paths),
-    also from a config.json written by an earlier version (see `_OLD_NETWORK_KEYS`)."""
+    also from a config.json written by an earlier version (see `_OLD_KEYS`)."""
     if "backend" not in data:  # written before the CPU backend existed: those ran on MJX
         data = {**data, "backend": "mjx"}
-    if "network" in data:
-        data = {**data, "network": _renamed_network_keys(data["network"])}
+    data = {**data, **{section: _renamed_keys(data[section], old_keys)
+                       for section, old_keys in _OLD_KEYS.items() if section in data}}
     return _from_json(TrainRunConfig, data)
 
 
-def _renamed_network_keys(network: dict[str, Any]) -> dict[str, Any]:
-    """`network` (a config.json "network" dict) with the keys of `_OLD_NETWORK_KEYS` moved
-    to their current paths; a key already at its current path is kept."""
-    renamed = {key: value for key, value in network.items() if key not in _OLD_NETWORK_KEYS}
-    for old, path in _OLD_NETWORK_KEYS.items():
-        if old not in network:
+def _renamed_keys(values: dict[str, Any], old_keys: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """`values` (a config.json section) with the keys of `old_keys` moved to their current
+    paths; a key already at its current path is kept. `values` itself is left unchanged."""
+    renamed = {key: value for key, value in values.items() if key not in old_keys}
+    for old, path in old_keys.items():
+        if old not in values:
             continue
         *parents, leaf = path
         inner = renamed
         for parent in parents:
-            inner[parent] = dict(inner.get(parent, {}))  # a copy: `network` stays as it was
+            inner[parent] = dict(inner.get(parent, {}))  # a copy, not the one in `values`
             inner = inner[parent]
-        inner.setdefault(leaf, network[old])
+        inner.setdefault(leaf, values[old])
     return renamed
 
 

@@ -10,7 +10,7 @@ from modular_ppo.runs.config import TrainRunConfig, config_from_json, config_to_
 ROOT = Path(__file__).resolve().parents[2]
 
 # The "network" of a config.json written before the architecture settings were nested
-# (and before centralised_critic was spelled centralized_critic).
+# (and spelled in US English: centralized_critic, env.neighbor_hops).
 OLD_NETWORK = {
     "arch": "attention",
     "embedding_size": 48,
@@ -30,9 +30,12 @@ def test_a_config_round_trips_through_json():
 
 
 def test_an_old_style_config_json_loads_with_its_network_settings():
-    data = {"body": "ant-modular", "backend": "cpu", "network": OLD_NETWORK}
+    data = {"body": "ant-modular", "backend": "cpu", "network": OLD_NETWORK,
+            "env": {"neighbour_hops": 2}}
     before = copy.deepcopy(data)
-    network = config_from_json(data).network
+    config = config_from_json(data)
+    assert config.env.neighbor_hops == 2
+    network = config.network
     assert network == NetworkConfig(
         arch="attention", embedding_size=48, graph=GraphConfig(rounds=3),
         attention=AttentionConfig(heads=6, layers=1, max_hops=2), centralized_critic=True)
@@ -52,3 +55,5 @@ def test_a_stored_old_run_record_loads():
     assert network.attention == AttentionConfig(
         old["attention_heads"], old["attention_layers"], old["attention_max_hops"])
     assert network.centralized_critic == old["centralised_critic"]
+    assert config_from_json(record["config"]).env.neighbor_hops == (
+        record["config"]["env"]["neighbour_hops"])
