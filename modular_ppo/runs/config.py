@@ -50,9 +50,9 @@ class TrainRunConfig:
     prefix; its nested configs keep theirs (`--graph.rounds`, `--attention.heads`)."""
     backend: Backend = "auto"
     """Simulator: "cpu" (MuJoCo's C simulator on a thread pool, several times faster than
-    MJX when JAX runs on CPU), "mjx" (MuJoCo MJX inside JAX, the one for GPUs) or "auto"
-    ("cpu" when JAX runs on CPU and the body allows it, else "mjx"). The run records the
-    backend it used, and a resumed run keeps it."""
+    MJX when JAX runs on CPU: BENCHMARKS.md), "mjx" (MuJoCo MJX inside JAX, the one for
+    GPUs) or "auto" ("cpu" when JAX runs on CPU and the body allows it, else "mjx"). The
+    run records the backend it used, and a resumed run keeps it."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)
