@@ -3,9 +3,11 @@
 An event file is a sequence of TFRecords (little-endian uint64 length, masked CRC-32C of
 the length, the serialized `Event` protobuf, masked CRC-32C of it), as tensorboardX
 writes them. A resumed run trains the steps after its checkpoint again, so the events
-logged after that step are removed from the files themselves: every reader (TensorBoard,
-tbparse, a script over the protobufs) then sees each step once. tensorboardX's
-`purge_step` instead appends a marker that only TensorBoard's own loader honours.
+logged after that step are removed from the files themselves: every reader (TensorBoard's
+loaders, a script over the protobufs) then sees each step once. tensorboardX's
+`purge_step` instead appends a marker (SessionLog START) that TensorBoard 2.21's legacy
+`EventAccumulator` honors but its `plugin_event_accumulator` does not (checked: the latter
+still shows the old points).
 """
 
 from __future__ import annotations
