@@ -5,7 +5,7 @@ Contract (what later stages may use):
   MuJoCo's C simulator on a thread pool inside the jitted code (same observations and
   rewards), "auto" picks by hardware (`default_backend`). `ModularEnv(body, task, config,
   physics=None)` for a custom `Task` or another `Simulator` (default: MJX).
-  `EnvConfig` is a frozen, validated, tyro-ready dataclass (task name, neighbour_hops,
+  `EnvConfig` is a frozen, validated, tyro-ready dataclass (task name, neighbor_hops,
   global / body / contact / previous-action features, episode_length, team_reward
   split, direction_deg, and overrides of the body's own task: reward weights, reset
   noise, termination). Tasks: `TASK_NAMES` ("run_forward", "run_direction"),
@@ -37,7 +37,7 @@ Contract (what later stages may use):
   the task says). Observations, rewards and termination read one instant: the state
   after the step, with its kinematics.
 - Observations per module: own blocks, then the own blocks of modules up to
-  `neighbour_hops` away (module order), then global (root) blocks; see observations.py
+  `neighbor_hops` away (module order), then global (root) blocks; see observations.py
   and features.py. `observation_layout(body, config)` and
   `describe_observations(body, config)` need no simulator (for `bodies show`).
 - Errors are `EnvError` (a ValueError) naming the field / file / module and the fix;

@@ -27,7 +27,7 @@ class EnvConfig:
     """Task name: "run_forward" (the body's own task as its file states it: velocity along
     +x, alive bonus, control and contact costs, healthy range, reset noise) or
     "run_direction" (the same, velocity along `direction_deg`)."""
-    neighbour_hops: int = 1
+    neighbor_hops: int = 1
     """Each module also observes the own features of the modules up to this many hops
     away in the module graph (0: only its own)."""
     global_features: bool = True
@@ -75,9 +75,9 @@ class EnvConfig:
                 f"EnvConfig.task = {self.task!r} is not a known task. Known tasks: "
                 f"{', '.join(TASK_NAMES)}."
             )
-        if self.neighbour_hops < 0:
+        if self.neighbor_hops < 0:
             raise EnvError(
-                f"EnvConfig.neighbour_hops = {self.neighbour_hops}; give 0 (own features "
+                f"EnvConfig.neighbor_hops = {self.neighbor_hops}; give 0 (own features "
                 "only) or a positive number of hops."
             )
         if self.episode_length < 1:

@@ -123,7 +123,7 @@ class ThreadedSimulator:
 
     def forward(self, *state: np.ndarray) -> tuple[np.ndarray, ...]:
         """Like `step` without stepping: the derived fields of the given state, its
-        quaternions normalised (as MJX's kinematics and MuJoCo's integrator leave them)."""
+        quaternions normalized (as MJX's kinematics and MuJoCo's integrator leave them)."""
         return self._call(self._normalized(state), lambda batch: batch.forward(stage=self._stage))
 
     def restart_where(self, done: np.ndarray, *fields: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -1,8 +1,8 @@
-"""Per-module observations: own features, the neighbours' own features, global features.
+"""Per-module observations: own features, the neighbors' own features, global features.
 
 A module's observation is the concatenation, in this order, of
 1. its own blocks (`OWN_FEATURES` order, empty blocks left out),
-2. the own blocks of each module 1..neighbour_hops hops away, in module order,
+2. the own blocks of each module 1..neighbor_hops hops away, in module order,
 3. the global (root body) blocks, if `global_features`.
 Sizes are fixed per module; `observation_layout` names every block (`bodies show` prints
 it with `describe_observations`). See `features.py` for what each feature is and its frame.
@@ -31,7 +31,7 @@ class ObsBlock:
     source: str
     """The module whose features these are, or "global" for root-body features."""
     hops: int | None
-    """0 for the module's own features, k for a neighbour k hops away, None for global."""
+    """0 for the module's own features, k for a neighbor k hops away, None for global."""
     feature: str
     """e.g. "joint_pos", "body_vel", "root_height" (see features.py)."""
     elements: tuple[str, ...]
@@ -59,9 +59,9 @@ class Observer:
         self._gather: dict[str, np.ndarray] = {}
         for name in body.module_names:
             blocks = list(own[name])
-            for neighbour in body.neighbours(name, config.neighbour_hops):
-                hops = int(body.hop_distance[body.module_index(name), body.module_index(neighbour)])
-                blocks += [(dataclasses.replace(b, hops=hops), idx) for b, idx in own[neighbour]]
+            for neighbor in body.neighbours(name, config.neighbor_hops):
+                hops = int(body.hop_distance[body.module_index(name), body.module_index(neighbor)])
+                blocks += [(dataclasses.replace(b, hops=hops), idx) for b, idx in own[neighbor]]
             blocks += global_blocks
             self.layout[name] = tuple(b for b, _ in blocks)
             self._gather[name] = np.concatenate([np.zeros(0, np.int64)] + [i for _, i in blocks])
@@ -70,7 +70,7 @@ class Observer:
             raise EnvError(
                 f"{body.source}: module(s) {', '.join(empty)} would observe nothing with this "
                 "EnvConfig (no own joints or bodies to observe). Set global_features=True or "
-                "neighbour_hops >= 1."
+                "neighbor_hops >= 1."
             )
         self.sizes = {name: int(idx.size) for name, idx in self._gather.items()}
         """Module -> observation size."""

@@ -11,7 +11,7 @@ Gymnasium v5's locomotion reward:
   forward_reward_weight * velocity + healthy_reward [* healthy(after), or every step]
   - ctrl_cost_weight * sum(action^2 or ctrl^2)
   - clip(contact_cost_weight * sum(clip(cfrc_ext, force range)^2), cost range)
-with the velocity of `velocity_source` (root body, centre of mass, or a named body) over
+with the velocity of `velocity_source` (root body, center of mass, or a named body) over
 the control step, and termination when the state after the step leaves the healthy
 ranges (height of the root, its hinge angle, the joint state).
 - run_forward: velocity along +x.

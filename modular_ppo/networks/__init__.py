@@ -19,19 +19,20 @@ Contract (what later stages may use):
     same actions under the current parameters, drawing no randomness.
   - `update_statistics(obs)`: merge module -> Float[..., obs_size] into the running
     observation statistics; call it outside the gradient step.
-- Everything the network holds is nnx state: `nnx.Param` (what optimisers and `jax.grad`
+- Everything the network holds is nnx state: `nnx.Param` (what optimizers and `jax.grad`
   act on), `NormalizerStatistic` (running observation statistics, not a Param) and the
   sampling RNG, so `nnx.split` / `nnx.merge` around `jax.jit`, and checkpoints of
   `nnx.state(network)`, carry all of it. Body structure (module order, tree, hop mask)
   is static, in the graph definition.
-- `NetworkConfig`: frozen, tyro-ready, validated (`NetworkConfigError`, a ValueError, names
+- `NetworkConfig` (with `GraphConfig` and `AttentionConfig` nested as `graph` and
+  `attention`): frozen, tyro-ready, validated (`NetworkConfigError`, a ValueError, names
   the field; the same error names the module or key for bad `obs_sizes`, observations,
   extras or state). Architectures: "separate" (policy and value MLPs per module),
   "shared" (one MLP over all module tokens: padded observations plus a module one-hot),
   "graph" (message passing along the module tree, one hop per round, both directions),
   "attention" (a transformer over module tokens, optionally masked to modules at most
-  `attention_max_hops` apart). Every architecture has separate policy and value streams,
-  an optional recurrent core (GRU / LSTM) and an optional centralised critic (values see
+  `attention.max_hops` apart). Every architecture has separate policy and value streams,
+  an optional recurrent core (GRU / LSTM) and an optional centralized critic (values see
   all modules' observations; policies stay local). The shared, graph and attention
   weights do not depend on the body: build a network for another body with the same
   config (with `max_modules` / `max_obs_size` / `max_action_size` set) and
@@ -43,7 +44,7 @@ Contract (what later stages may use):
 """
 
 from modular_ppo.networks.actor_critic import ModularActorCritic
-from modular_ppo.networks.config import NetworkConfig
+from modular_ppo.networks.config import AttentionConfig, GraphConfig, NetworkConfig
 from modular_ppo.networks.contract import ModularNetwork, NetState, NetworkOutput, StepOutput
 from modular_ppo.networks.distributions import ActionDistribution
 from modular_ppo.networks.errors import NetworkConfigError
@@ -53,6 +54,8 @@ from modular_ppo.networks.parameters import count_parameters
 
 __all__ = [
     "ActionDistribution",
+    "AttentionConfig",
+    "GraphConfig",
     "ModularActorCritic",
     "ModularNetwork",
     "NetState",

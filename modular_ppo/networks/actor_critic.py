@@ -1,4 +1,4 @@
-"""What every architecture shares: input checks, normalisation, sampling and scoring."""
+"""What every architecture shares: input checks, normalization, sampling and scoring."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class ModularActorCritic(ModularNetwork):
     """A policy per actuated module and a value per module, from module-keyed observations.
 
     Subclasses build `self.policy` / `self.value` and implement `initialize_state` and
-    `forward`, which maps normalised observations to Gaussian parameters per actuated
+    `forward`, which maps normalized observations to Gaussian parameters per actuated
     module and a value per module. Sampling, log-likelihoods and the entropy bonus are here.
     """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import typing
 from typing import Literal
@@ -14,6 +15,30 @@ Activation = Literal["tanh", "relu", "silu", "elu", "gelu"]
 Recurrence = Literal["none", "gru", "lstm"]
 Distribution = Literal["tanh_gaussian", "clipped_gaussian"]
 ModuleIdentity = Literal["index", "none"]
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphConfig:
+    """The graph architecture: message passing along the module tree."""
+
+    rounds: int = 2
+    """Rounds of message passing; information travels one module hop per round, both
+    towards the root and away from it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AttentionConfig:
+    """The attention architecture: a transformer over module tokens."""
+
+    heads: int = 4
+    """Heads per attention layer; must divide `embedding_size`."""
+
+    layers: int = 2
+    """Number of transformer blocks."""
+
+    max_hops: int | None = None
+    """A module attends only to modules at most this many hops away in the module tree
+    (0 = only itself). None attends to every module."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,21 +64,13 @@ class NetworkConfig:
     embedding_size: int = 64
     """Width of a module's embedding in the graph and attention architectures."""
 
-    message_passing_rounds: int = 2
-    """graph: rounds of message passing; information travels one module hop per round,
-    both towards the root and away from it."""
+    graph: GraphConfig = GraphConfig()
+    """Settings of the graph architecture (message passing along the module tree)."""
 
-    attention_heads: int = 4
-    """attention: heads per attention layer; must divide `embedding_size`."""
+    attention: AttentionConfig = AttentionConfig()
+    """Settings of the attention architecture (a transformer over module tokens)."""
 
-    attention_layers: int = 2
-    """attention: number of transformer blocks."""
-
-    attention_max_hops: int | None = None
-    """attention: a module attends only to modules at most this many hops away in the
-    module tree (0 = only itself). None attends to every module."""
-
-    centralised_critic: bool = False
+    centralized_critic: bool = False
     """Give every value head the observations of all modules while the policies keep
     their local inputs."""
 
@@ -80,15 +97,15 @@ class NetworkConfig:
     """Lower bound of the standard deviation (std = min_std + softplus(raw))."""
 
     entropy_weight: float = 1e-2
-    """Weight of the entropy bonus; the network's regularisation loss is
+    """Weight of the entropy bonus; the network's regularization loss is
     -entropy_weight * (policy entropy summed over actuated modules)."""
 
     normalize_observations: bool = True
-    """Normalise each module's observations with running mean and variance (updated by
+    """Normalize each module's observations with running mean and variance (updated by
     `update_statistics`, outside the gradient step)."""
 
     observation_clip: float = 10.0
-    """Normalised observations are clipped to [-observation_clip, observation_clip]."""
+    """Normalized observations are clipped to [-observation_clip, observation_clip]."""
 
     module_identity: ModuleIdentity = "index"
     """What tells modules apart in the shared, graph and attention architectures: index
@@ -96,7 +113,7 @@ class NetworkConfig:
     observations (and, for graph / attention, the module tree) alone."""
 
     max_modules: int | None = None
-    """Width of the module one-hot and of the centralised critic's input in the token
+    """Width of the module one-hot and of the centralized critic's input in the token
     architectures. None uses the body's module count; set it to share weights between
     bodies with up to this many modules."""
 
@@ -123,17 +140,18 @@ class NetworkConfig:
             sizes = getattr(self, name)
             if not sizes or any(not isinstance(s, int) or s < 1 for s in sizes):
                 _fail(name, f"is {sizes!r}; give one or more positive layer widths, e.g. (64, 64)")
-        for name in ("embedding_size", "recurrent_size", "attention_heads", "attention_layers"):
+        for name in ("embedding_size", "recurrent_size", "attention.heads", "attention.layers"):
             _check_positive(self, name)
-        if self.message_passing_rounds < 0:
-            _fail("message_passing_rounds", "must be >= 0")
-        if self.embedding_size % self.attention_heads:
+        if self.graph.rounds < 0:
+            _fail("graph.rounds", f"is {self.graph.rounds}; it must be >= 0")
+        if self.embedding_size % self.attention.heads:
             _fail(
-                "attention_heads",
-                f"({self.attention_heads}) must divide embedding_size ({self.embedding_size})",
+                "attention.heads",
+                f"({self.attention.heads}) must divide embedding_size ({self.embedding_size}); "
+                "give a divisor of it, or change embedding_size",
             )
-        if self.attention_max_hops is not None and self.attention_max_hops < 0:
-            _fail("attention_max_hops", "must be >= 0, or None to attend to every module")
+        if self.attention.max_hops is not None and self.attention.max_hops < 0:
+            _fail("attention.max_hops", "must be >= 0, or None to attend to every module")
         for name in ("max_modules", "max_obs_size", "max_action_size"):
             if getattr(self, name) is not None:
                 _check_positive(self, name)
@@ -150,10 +168,11 @@ class NetworkConfig:
             _fail("observation_clip", "must be > 0")
 
 
-def _check_positive(config: NetworkConfig, name: str) -> None:
-    value = getattr(config, name)
+def _check_positive(config: NetworkConfig, path: str) -> None:
+    """Fail unless the field at `path` ("embedding_size", "attention.heads") is an int >= 1."""
+    value = functools.reduce(getattr, path.split("."), config)
     if not isinstance(value, int) or value < 1:
-        _fail(name, f"is {value!r}; it must be a positive integer")
+        _fail(path, f"is {value!r}; it must be a positive integer")
 
 
 def _fail(field: str, problem: str) -> typing.NoReturn:

@@ -51,7 +51,7 @@ class ModularNetwork(nnx.Module):
       samples new actions from the network's own RNG stream (or takes the mode when
       deterministic); with `extras` from an earlier call it re-evaluates those same
       actions (log-likelihoods under the current parameters, no randomness drawn).
-    `update_statistics(obs)`: update observation normaliser statistics from a batch
+    `update_statistics(obs)`: update observation normalizer statistics from a batch
       module -> Float[..., obs_size]; called outside the gradient step.
     """
 

@@ -1,4 +1,4 @@
-"""Running per-module observation statistics and the normalisation they define."""
+"""Running per-module observation statistics and the normalization they define."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import jax.numpy as jnp
 from flax import nnx
 from jaxtyping import Array, Float
 
-# Features whose spread is below this (e.g. constant ones) are centred, not amplified.
+# Features whose spread is below this (e.g. constant ones) are centered, not amplified.
 _STD_FLOOR = 1e-6
 
 
 class NormalizerStatistic(nnx.Variable):
     """Running observation statistics: nnx state (saved in checkpoints) that is not an
-    `nnx.Param`, so optimisers and `jax.grad` over parameters leave it alone."""
+    `nnx.Param`, so optimizers and `jax.grad` over parameters leave it alone."""
 
 
 class RunningStatistics(nnx.Module):

@@ -10,7 +10,7 @@ from flax import nnx
 def count_parameters(network: nnx.Module) -> dict[str, int]:
     """Number of `nnx.Param` entries: "total", each top-level part ("policy", "value") and
     each part below it ("policy/front_left" for separate networks, "policy/trunk",
-    "policy/head" for token networks). Normaliser statistics are not parameters."""
+    "policy/head" for token networks). Normalizer statistics are not parameters."""
     counts: Counter[str] = Counter()
     for path, variable in nnx.to_flat_state(nnx.state(network, nnx.Param)):
         size = int(variable.get_value().size)

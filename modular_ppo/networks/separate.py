@@ -20,14 +20,14 @@ from modular_ppo.networks.stream import Stream
 class SeparateNetwork(ModularActorCritic):
     """`policy[module]` for each actuated module, `value[module]` for every module.
 
-    A value head sees its module's observations, or with a centralised critic all
+    A value head sees its module's observations, or with a centralized critic all
     modules' observations concatenated in module order. The state is keyed by module.
     """
 
     def __init__(self, layout: BodyLayout, config: NetworkConfig, *, rngs: nnx.Rngs):
         super().__init__(layout, config, rngs=rngs)
         critic_inputs = {
-            m: sum(layout.obs_sizes) if config.centralised_critic else layout.obs_size(m)
+            m: sum(layout.obs_sizes) if config.centralized_critic else layout.obs_size(m)
             for m in layout.modules
         }
 
@@ -69,7 +69,7 @@ class SeparateNetwork(ModularActorCritic):
         policies, values = {}, {}
         for m, stream in self.policy.items():
             next_state["policy"][m], policies[m] = stream(state["policy"][m], obs[m])
-        if self.config.centralised_critic:
+        if self.config.centralized_critic:
             everything = jnp.concatenate([obs[m] for m in self.layout.modules], axis=-1)
             critic_inputs = {m: everything for m in self.value}
         else:

@@ -42,7 +42,7 @@ def make_trunk(
             inputs,
             hidden,
             config.embedding_size,
-            config.message_passing_rounds,
+            config.graph.rounds,
             layout.parents,
             config.activation,
             rngs=rngs,
@@ -51,9 +51,9 @@ def make_trunk(
         inputs,
         hidden,
         config.embedding_size,
-        config.attention_heads,
-        config.attention_layers,
-        hop_mask(layout.hop_distance, config.attention_max_hops),
+        config.attention.heads,
+        config.attention.layers,
+        hop_mask(layout.hop_distance, config.attention.max_hops),
         config.activation,
         rngs=rngs,
     )
@@ -76,7 +76,7 @@ class TokenNetwork(ModularActorCritic):
     def __init__(self, layout: BodyLayout, config: NetworkConfig, *, rngs: nnx.Rngs):
         super().__init__(layout, config, rngs=rngs)
         policy_inputs = token_size(layout, config.module_identity)
-        value_inputs = policy_inputs + (global_size(layout) if config.centralised_critic else 0)
+        value_inputs = policy_inputs + (global_size(layout) if config.centralized_critic else 0)
         policy_trunk = make_trunk(
             layout, config, policy_inputs, config.policy_hidden_sizes, rngs=rngs
         )
@@ -111,7 +111,7 @@ class TokenNetwork(ModularActorCritic):
         tokens = pack_tokens(layout, padded, self.config.module_identity)
         critic_tokens = (
             with_global_features(layout, tokens, padded)
-            if self.config.centralised_critic
+            if self.config.centralized_critic
             else tokens
         )
         policy_carry, (mean, std) = self.policy(swap_batch_and_modules(state["policy"]), tokens)

@@ -52,7 +52,7 @@ def with_global_features(
     tokens: Float[Array, "modules batch token"],
     padded: Float[Array, "modules batch max_obs"],
 ) -> Float[Array, "modules batch token_and_global"]:
-    """Append every module's observations to each token (the centralised critic's input)."""
+    """Append every module's observations to each token (the centralized critic's input)."""
     n_modules, batch, _ = padded.shape
     everything = jnp.concatenate(list(padded), axis=-1)
     everything = jnp.pad(everything, ((0, 0), (0, global_size(layout) - everything.shape[-1])))

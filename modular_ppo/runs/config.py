@@ -45,17 +45,18 @@ class TrainRunConfig:
     seed: int = 0
     """Seeds parameters, environments and minibatch shuffling: the same seed gives the
     same run."""
-    network: Annotated[NetworkConfig, tyro.conf.OmitArgPrefixes] = NetworkConfig(arch="separate")
-    """Architecture (`--arch`) and network sizes."""
+    network: Annotated[NetworkConfig, tyro.conf.arg(name="")] = NetworkConfig(arch="separate")
+    """Architecture (`--arch`) and network sizes. The network's flags carry no "network."
+    prefix; its nested configs keep theirs (`--graph.rounds`, `--attention.heads`)."""
     backend: Backend = "auto"
     """Simulator: "cpu" (MuJoCo's C simulator on a thread pool, several times faster than
-    MJX when JAX runs on CPU), "mjx" (MuJoCo MJX inside JAX, the one for GPUs) or "auto"
-    ("cpu" when JAX runs on CPU and the body allows it, else "mjx"). The run records the
-    backend it used, and a resumed run keeps it."""
+    MJX when JAX runs on CPU: BENCHMARKS.md), "mjx" (MuJoCo MJX inside JAX, the one for
+    GPUs) or "auto" ("cpu" when JAX runs on CPU and the body allows it, else "mjx"). The
+    run records the backend it used, and a resumed run keeps it."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)
-    """PPO batch shape, losses and optimiser (`--ppo.total-steps` sets the run length).
+    """PPO batch shape, losses and optimizer (`--ppo.total-steps` sets the run length).
     The default batch shape follows the hardware (`ppo.default_ppo_config`): 64 envs on
     CPU, 4096 on a GPU."""
     eval: EvalConfig = EvalConfig()
@@ -239,11 +240,44 @@ def config_to_json(config: TrainRunConfig) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(config), default=str))
 
 
+_OLD_KEYS = {
+    "network": {
+        "message_passing_rounds": ("graph", "rounds"),
+        "attention_heads": ("attention", "heads"),
+        "attention_layers": ("attention", "layers"),
+        "attention_max_hops": ("attention", "max_hops"),
+        "centralised_critic": ("centralized_critic",),
+    },
+    "env": {"neighbour_hops": ("neighbor_hops",)},
+}
+"""Config section -> {key in config.json files written before the architecture settings
+were nested and the names spelled in US English -> its path in the section now}."""
+
+
 def config_from_json(data: dict[str, Any]) -> TrainRunConfig:
-    """Rebuild a TrainRunConfig written by `config_to_json` (nested configs, tuples, paths)."""
+    """Rebuild a TrainRunConfig written by `config_to_json` (nested configs, tuples, paths),
+    also from a config.json written by an earlier version (see `_OLD_KEYS`)."""
     if "backend" not in data:  # written before the CPU backend existed: those ran on MJX
         data = {**data, "backend": "mjx"}
+    data = {**data, **{section: _renamed_keys(data[section], old_keys)
+                       for section, old_keys in _OLD_KEYS.items() if section in data}}
     return _from_json(TrainRunConfig, data)
+
+
+def _renamed_keys(values: dict[str, Any], old_keys: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """`values` (a config.json section) with the keys of `old_keys` moved to their current
+    paths; a key already at its current path is kept. `values` itself is left unchanged."""
+    renamed = {key: value for key, value in values.items() if key not in old_keys}
+    for old, path in old_keys.items():
+        if old not in values:
+            continue
+        *parents, leaf = path
+        inner = renamed
+        for parent in parents:
+            inner[parent] = dict(inner.get(parent, {}))  # a copy, not the one in `values`
+            inner = inner[parent]
+        inner.setdefault(leaf, values[old])
+    return renamed
 
 
 def _from_json(cls: type, values: dict[str, Any]) -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from modular_ppo.runs.event_files import event_files
 from modular_ppo.runs.run_dir import METRICS_FILE, TENSORBOARD_DIR
 
 
@@ -29,7 +30,12 @@ class MetricsLog:
         if tensorboard:
             from tensorboardX import SummaryWriter
 
-            self._writer = SummaryWriter(str(Path(run_dir) / TENSORBOARD_DIR))
+            directory = Path(run_dir) / TENSORBOARD_DIR
+            # tensorboardX names a file by the second it was opened; a suffix counting the
+            # files already there keeps a resumed run's file from overwriting an earlier
+            # one and sorts it after them.
+            suffix = f".{len(event_files(directory))}"
+            self._writer = SummaryWriter(str(directory), filename_suffix=suffix)
 
     def write(self, step: int, metrics: dict[str, float]) -> None:
         row = {"step": int(step),

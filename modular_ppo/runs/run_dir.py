@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from modular_ppo.errors import ModularPPOError
+from modular_ppo.runs.event_files import rewind_event_files
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -89,8 +90,10 @@ def write_json(path: Path, data: Any) -> None:
 
 def rewind_metrics(run_dir: Path, step: int) -> int:
     """Drop the rows of metrics.jsonl after `step` (written after the checkpoint a run
-    resumes from; the resumed run writes them again), and a torn last line. Returns the
-    number of rows dropped."""
+    resumes from; the resumed run writes them again), and a torn last line; the same for
+    the TensorBoard events (`rewind_event_files`). Returns the number of rows dropped from
+    metrics.jsonl."""
+    rewind_event_files(Path(run_dir) / TENSORBOARD_DIR, step)
     path = Path(run_dir) / METRICS_FILE
     if not path.is_file():
         return 0

@@ -1,4 +1,4 @@
-"""Videos of a body acting, rendered with MuJoCo's own renderer, modules coloured apart.
+"""Videos of a body acting, rendered with MuJoCo's own renderer, modules colored apart.
 
 Rendering is headless: `modular_ppo` picks `MUJOCO_GL=osmesa` when libOSMesa is installed,
 else `egl` (set MUJOCO_GL yourself to override). On Debian: `apt-get install libosmesa6`.
@@ -21,8 +21,8 @@ class RenderError(ModularPPOError):
     """Rendering is not possible on this machine; the message says what to install."""
 
 
-def module_colours(body: BodyGraph) -> dict[str, tuple[float, float, float, float]]:
-    """A distinct RGBA colour per module (evenly spaced hues)."""
+def module_colors(body: BodyGraph) -> dict[str, tuple[float, float, float, float]]:
+    """A distinct RGBA color per module (evenly spaced hues)."""
     n = len(body.modules)
     return {
         name: (*colorsys.hsv_to_rgb(i / max(n, 1), 0.65, 0.95), 1.0)
@@ -30,13 +30,13 @@ def module_colours(body: BodyGraph) -> dict[str, tuple[float, float, float, floa
     }
 
 
-def coloured_model(body: BodyGraph) -> mujoco.MjModel:
-    """A copy of the body's model whose geoms take their module's colour."""
+def colored_model(body: BodyGraph) -> mujoco.MjModel:
+    """A copy of the body's model whose geoms take their module's color."""
     model = mujoco.MjModel.from_xml_string(body.xml)
-    colours = module_colours(body)
+    colors = module_colors(body)
     for name, module in body.modules.items():
         for geom in np.flatnonzero(np.isin(model.geom_bodyid, module.body_ids)):
-            model.geom_rgba[geom] = colours[name]
+            model.geom_rgba[geom] = colors[name]
             model.geom_matid[geom] = -1
     return model
 
@@ -48,7 +48,7 @@ def render_frames(
     height: int = 240,
 ) -> UInt8[np.ndarray, "time height width 3"]:
     """Render one frame per row of `qpos`, tracking the root body."""
-    model = coloured_model(body)
+    model = colored_model(body)
     data = mujoco.MjData(model)
     try:
         renderer = mujoco.Renderer(model, height=height, width=width)

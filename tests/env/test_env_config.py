@@ -25,7 +25,7 @@ def test_unknown_task_lists_the_known_tasks():
 @pytest.mark.parametrize(
     "field, value, message",
     [
-        ("neighbour_hops", -1, "neighbour_hops = -1"),
+        ("neighbor_hops", -1, "neighbor_hops = -1"),
         ("episode_length", 0, "episode_length = 0"),
         ("team_reward", "half", "team_reward = 'half'.*\"even\".*\"root\""),
         ("reset_noise_scale", -0.1, "reset_noise_scale = -0.1; give a finite number >= 0"),

@@ -1,4 +1,4 @@
-"""Observations: own features match MuJoCo's C simulator; k-hop blocks are the neighbours'."""
+"""Observations: own features match MuJoCo's C simulator; k-hop blocks are the neighbors'."""
 
 import dataclasses
 
@@ -37,9 +37,9 @@ CHAIN_MJCF = """
 </mujoco>
 """
 
-# Written out by hand from the morphologies: module -> neighbours at <= k hops, module order.
+# Written out by hand from the morphologies: module -> neighbors at <= k hops, module order.
 LEGS = ["front_left", "front_right", "back_left", "back_right"]
-EXPECTED_NEIGHBOURS = {
+EXPECTED_NEIGHBORS = {
     "chain": {
         1: {"a": ["b"], "b": ["a", "c"], "c": ["b", "d"], "d": ["c"]},
         2: {"a": ["b", "c"], "b": ["a", "c", "d"], "c": ["a", "b", "d"], "d": ["b", "c"]},
@@ -66,12 +66,12 @@ def _blocks(observer: Observer, obs: dict, module: str) -> dict[str, np.ndarray]
 
 
 @pytest.mark.parametrize("name", ["chain", "ant-modular"])
-def test_k_hop_observations_hold_exactly_the_neighbours_own_features(
+def test_k_hop_observations_hold_exactly_the_neighbors_own_features(
     name, body, mujoco_state, to_mjx
 ):
     graph = _load(name, body)
     data = to_mjx(graph, mujoco_state(graph, seed=3))
-    own_only = Observer(graph, EnvConfig(neighbour_hops=0))
+    own_only = Observer(graph, EnvConfig(neighbor_hops=0))
     obs0 = own_only(data)
     n_global = sum(b.size for b in own_only.layout[graph.root_module] if b.hops is None)
     assert n_global == 13
@@ -79,16 +79,16 @@ def test_k_hop_observations_hold_exactly_the_neighbours_own_features(
     global_features = np.asarray(obs0[graph.root_module][-n_global:])
 
     for k in (1, 2):
-        observer = Observer(graph, EnvConfig(neighbour_hops=k))
+        observer = Observer(graph, EnvConfig(neighbor_hops=k))
         obs = observer(data)
         for module in graph.module_names:
-            neighbours = EXPECTED_NEIGHBOURS[name][k][module]
+            neighbors = EXPECTED_NEIGHBORS[name][k][module]
             expected = np.concatenate(
-                [own[module], *(own[n] for n in neighbours), global_features]
+                [own[module], *(own[n] for n in neighbors), global_features]
             )
             np.testing.assert_array_equal(np.asarray(obs[module]), expected)
             sources = [b.source for b in observer.layout[module] if b.hops]
-            assert list(dict.fromkeys(sources)) == [n for n in neighbours if own[n].size]
+            assert list(dict.fromkeys(sources)) == [n for n in neighbors if own[n].size]
 
 
 def test_own_features_match_mujoco(body, to_mjx):
@@ -104,7 +104,7 @@ def test_own_features_match_mujoco(body, to_mjx):
     mujoco.mj_rnePostConstraint(model, data)
     assert np.abs(data.cfrc_ext).sum() > 0, "the reference state should have contacts"
 
-    config = EnvConfig(neighbour_hops=0, contact_forces=True, previous_action=True)
+    config = EnvConfig(neighbor_hops=0, contact_forces=True, previous_action=True)
     observer = Observer(ant, config)
     obs = observer(to_mjx(ant, data))
 
@@ -154,7 +154,7 @@ def test_own_features_match_mujoco(body, to_mjx):
 
 def test_layout_description_and_sizes(body):
     ant = body("ant-modular")
-    config = EnvConfig(neighbour_hops=1)
+    config = EnvConfig(neighbor_hops=1)
     text = describe_observations(ant, config)
     observer = Observer(ant, config)
     for module, size in observer.sizes.items():
@@ -163,8 +163,8 @@ def test_layout_description_and_sizes(body):
 
 
 def test_a_module_that_would_observe_nothing_is_refused(body):
-    config = EnvConfig(neighbour_hops=0, global_features=False)
-    with pytest.raises(EnvError, match="torso.*global_features=True or neighbour_hops >= 1"):
+    config = EnvConfig(neighbor_hops=0, global_features=False)
+    with pytest.raises(EnvError, match="torso.*global_features=True or neighbor_hops >= 1"):
         Observer(body("ant-modular"), config)
-    fixed = Observer(body("ant-modular"), dataclasses.replace(config, neighbour_hops=1))
+    fixed = Observer(body("ant-modular"), dataclasses.replace(config, neighbor_hops=1))
     assert fixed.sizes["torso"] > 0

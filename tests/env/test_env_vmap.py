@@ -10,7 +10,7 @@ BATCH = 3
 
 
 def test_vmapped_reset_and_step_keep_one_state_structure(body):
-    env = make_env(body("ant-modular"), EnvConfig(neighbour_hops=2, previous_action=True))
+    env = make_env(body("ant-modular"), EnvConfig(neighbor_hops=2, previous_action=True))
     keys = jax.ShapeDtypeStruct((BATCH, 2), jnp.uint32)
     first = jax.eval_shape(jax.vmap(env.reset), keys)
     actions = {

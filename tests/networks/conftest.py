@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import jax
@@ -12,7 +13,7 @@ import pytest
 from flax import nnx
 
 from modular_ppo.body import BodyGraph, load_body
-from modular_ppo.networks import ModularNetwork, NetworkConfig, make_network
+from modular_ppo.networks import AttentionConfig, ModularNetwork, NetworkConfig, make_network
 
 CHAIN_XML = """
 <mujoco model="chain4">
@@ -96,15 +97,24 @@ SMALL = {
     "value_hidden_sizes": (16,),
     "embedding_size": 16,
     "recurrent_size": 16,
-    "attention_heads": 2,
-    "attention_layers": 1,
+    "attention": AttentionConfig(heads=2, layers=1),
 }
+
+
+def _small_config(**fields) -> NetworkConfig:
+    """NetworkConfig with the tests' small widths as defaults. A nested config ("graph",
+    "attention") may be given as a dict of its fields, which change only those fields."""
+    base = NetworkConfig(**SMALL)
+    nested = {name: dataclasses.replace(getattr(base, name), **value)
+              for name, value in fields.items() if isinstance(value, dict)}
+    return dataclasses.replace(base, **{**fields, **nested})
 
 
 @pytest.fixture(scope="session")
 def small_config():
-    """(**NetworkConfig fields) -> NetworkConfig with the tests' small widths as defaults."""
-    return lambda **fields: NetworkConfig(**{**SMALL, **fields})
+    """(**NetworkConfig fields) -> NetworkConfig with the tests' small widths as defaults;
+    `attention={"max_hops": 1}` changes one field of the small attention config."""
+    return _small_config
 
 
 @pytest.fixture(scope="session")
@@ -127,13 +137,13 @@ def build(bodies, obs_sizes_of, small_config):
     Shared between tests: a test that changes parameters or statistics must work on
     `nnx.clone(network)`. Sampling advances its RNG, so do not rely on its RNG state.
     """
-    cache: dict[tuple, ModularNetwork] = {}
+    cache: dict[tuple[str, NetworkConfig], ModularNetwork] = {}
 
     def build_network(body: str, **fields) -> ModularNetwork:
-        key = (body, tuple(sorted(fields.items())))
+        key = (body, small_config(**fields))
         if key not in cache:
             cache[key] = make_network(
-                bodies[body], obs_sizes_of(bodies[body]), small_config(**fields), rngs=nnx.Rngs(0)
+                bodies[body], obs_sizes_of(bodies[body]), key[1], rngs=nnx.Rngs(0)
             )
         return cache[key]
 

@@ -32,7 +32,7 @@ def test_outputs_follow_the_contract(
     arch, body_name, bodies, obs_sizes_of, random_obs, build, padded
 ):
     body = bodies[body_name]
-    net = build(body_name, arch=arch, attention_max_hops=1, **padded)
+    net = build(body_name, arch=arch, attention={"max_hops": 1}, **padded)
     obs = random_obs(obs_sizes_of(body), BATCH)
     state = net.initialize_state(BATCH)
     step, rescored = sample_and_rescore(net, state, obs)
@@ -67,7 +67,7 @@ def test_mode_is_squashed_mean_and_samples_scatter_around_it(
     bodies, obs_sizes_of, random_obs, build, padded
 ):
     body = bodies["humanoid"]  # 21 actions in 3 modules
-    net = build("humanoid", arch="shared", attention_max_hops=1, **padded)
+    net = build("humanoid", arch="shared", attention={"max_hops": 1}, **padded)
     obs = random_obs(obs_sizes_of(body), BATCH)
     state = net.initialize_state(BATCH)
     step, _ = sample_and_rescore(net, state, obs)
@@ -114,7 +114,7 @@ def test_clipped_gaussian_with_state_dependent_std(chain, obs_sizes_of, random_o
 def test_jit_and_grad_through_split_and_merge(
     arch, bodies, obs_sizes_of, random_obs, build, padded
 ):
-    net = nnx.clone(build("chain", arch=arch, attention_max_hops=1, **padded))
+    net = nnx.clone(build("chain", arch=arch, attention={"max_hops": 1}, **padded))
     obs = random_obs(obs_sizes_of(bodies["chain"]), BATCH)
     state = net.initialize_state(BATCH)
     graphdef, params, rest = nnx.split(net, nnx.Param, ...)
@@ -154,8 +154,8 @@ def test_token_architectures_share_weights_across_bodies(
     arch, bodies, obs_sizes_of, random_obs, padded, small_config, build
 ):
     sizes = {name: obs_sizes_of(b) for name, b in bodies.items()}
-    config = small_config(arch=arch, attention_max_hops=1, **padded)
-    ant = build("ant", arch=arch, attention_max_hops=1, **padded)
+    config = small_config(arch=arch, attention={"max_hops": 1}, **padded)
+    ant = build("ant", arch=arch, attention={"max_hops": 1}, **padded)
     chain = make_network(bodies["chain"], sizes["chain"], config, rngs=nnx.Rngs(1))
     humanoid = make_network(bodies["humanoid"], sizes["humanoid"], config, rngs=nnx.Rngs(2))
     weights = nnx.state(ant, nnx.Param)
@@ -179,7 +179,7 @@ def test_token_architectures_act_alike_on_a_leg_of_an_ant_with_a_leg_fewer(
     features and no module index, so what front_left gathers is the same in both bodies:
     its own token (shared), the mean of the torso's children (graph) and, one attention
     layer limited to 1 hop, itself and the torso (attention)."""
-    fields = dict(arch=arch, module_identity="none", attention_max_hops=1, **padded)
+    fields = dict(arch=arch, module_identity="none", attention={"max_hops": 1}, **padded)
     ant = build("ant", **fields)
     three_legs = load_body("ant-modular-without-back_right")
     sizes = {"ant": obs_sizes_of(bodies["ant"]), "three_legs": obs_sizes_of(three_legs)}

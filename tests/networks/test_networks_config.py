@@ -6,7 +6,14 @@ import jax.numpy as jnp
 import pytest
 from flax import nnx
 
-from modular_ppo.networks import NetworkConfig, NetworkConfigError, count_parameters, make_network
+from modular_ppo.networks import (
+    AttentionConfig,
+    GraphConfig,
+    NetworkConfig,
+    NetworkConfigError,
+    count_parameters,
+    make_network,
+)
 
 
 @pytest.mark.parametrize(
@@ -15,13 +22,14 @@ from modular_ppo.networks import NetworkConfig, NetworkConfigError, count_parame
         ({"arch": "gnn"}, "NetworkConfig.arch"),
         ({"policy_hidden_sizes": ()}, "NetworkConfig.policy_hidden_sizes"),
         ({"value_hidden_sizes": (64, 0)}, "NetworkConfig.value_hidden_sizes"),
-        ({"embedding_size": 30, "attention_heads": 4}, "NetworkConfig.attention_heads"),
-        ({"attention_max_hops": -1}, "NetworkConfig.attention_max_hops"),
+        ({"embedding_size": 30, "attention": AttentionConfig(heads=4)}, "NetworkConfig.attention.heads"),
+        ({"attention": AttentionConfig(max_hops=-1)}, "NetworkConfig.attention.max_hops"),
+        ({"attention": AttentionConfig(layers=0)}, "NetworkConfig.attention.layers"),
         ({"recurrent": "rnn"}, "NetworkConfig.recurrent"),
         ({"init_log_std": -8.0, "min_std": 1e-3}, "NetworkConfig.init_log_std"),
         ({"entropy_weight": -0.1}, "NetworkConfig.entropy_weight"),
         ({"max_modules": 0}, "NetworkConfig.max_modules"),
-        ({"message_passing_rounds": -1}, "NetworkConfig.message_passing_rounds"),
+        ({"graph": GraphConfig(rounds=-1)}, "NetworkConfig.graph.rounds"),
     ],
 )
 def test_invalid_config_names_the_field(fields, named):

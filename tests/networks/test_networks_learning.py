@@ -9,7 +9,7 @@ import pytest
 from flax import nnx
 
 from modular_ppo.env.toy import TargetReachingEnv
-from modular_ppo.networks import NetworkConfig, make_network
+from modular_ppo.networks import AttentionConfig, NetworkConfig, make_network
 from modular_ppo.ppo import PPOConfig, train_from_scratch
 
 THRESHOLD = -15.0
@@ -21,7 +21,7 @@ def test_architecture_learns_the_toy_task(arch):
     network = make_network(
         env.body, env.obs_sizes,
         NetworkConfig(arch=arch, policy_hidden_sizes=(32, 32), value_hidden_sizes=(32, 32),
-                      embedding_size=32, attention_layers=1),
+                      embedding_size=32, attention=AttentionConfig(layers=1)),
         rngs=nnx.Rngs(0),
     )
     config = PPOConfig(n_envs=32, rollout_length=20, n_epochs=4, n_minibatches=4,

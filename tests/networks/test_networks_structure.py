@@ -101,7 +101,7 @@ def test_token_policy_acts_alike_on_alike_legs_without_module_identity(
 
 @pytest.mark.parametrize("rounds", [1, 2, 3])
 def test_graph_messages_travel_one_hop_per_round(rounds, chain, obs_sizes_of, random_obs, build):
-    net = build("chain", arch="graph", message_passing_rounds=rounds)
+    net = build("chain", arch="graph", graph={"rounds": rounds})
     obs = random_obs(obs_sizes_of(chain), BATCH)
     # Top-down from the root and bottom-up from the far leaf (3 hops apart).
     assert changed_by(net, obs, "m0") == within(chain, "m0", rounds)
@@ -112,18 +112,19 @@ def test_graph_messages_travel_one_hop_per_round(rounds, chain, obs_sizes_of, ra
 def test_attention_hop_mask_limits_what_each_layer_sees(
     layers, max_hops, chain, obs_sizes_of, random_obs, build
 ):
-    net = build("chain", arch="attention", attention_layers=layers, attention_max_hops=max_hops)
+    net = build("chain", arch="attention",
+                attention={"layers": layers, "max_hops": max_hops})
     obs = random_obs(obs_sizes_of(chain), BATCH)
     reach = 3 if max_hops is None else layers * max_hops
     assert changed_by(net, obs, "m0") == within(chain, "m0", reach)
 
 
 @pytest.mark.parametrize("arch", ["separate", "shared"])
-def test_centralised_critic_sees_all_modules_while_policies_stay_local(
+def test_centralized_critic_sees_all_modules_while_policies_stay_local(
     arch, chain, obs_sizes_of, random_obs, build
 ):
     obs = random_obs(obs_sizes_of(chain), BATCH)
     local = changed_by(build("chain", arch=arch), obs, "m3")
     assert local == {"act/m3", "value/m3"}
-    central = changed_by(build("chain", arch=arch, centralised_critic=True), obs, "m3")
+    central = changed_by(build("chain", arch=arch, centralized_critic=True), obs, "m3")
     assert central == {"act/m3"} | {f"value/{m}" for m in chain.module_names}
