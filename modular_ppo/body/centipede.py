@@ -25,7 +25,8 @@ Physics for MJX speed, as the ant: Newton solver, 1 iteration, 4 line-search ste
 0.01 s, 5 physics steps per control step (dt = 0.05 s). Only the foot spheres collide, and
 only with the floor (sphere-plane, the cheapest pair in MJX): legs and torsos pass through
 each other, which costs realism in tight turns but keeps the collision pass linear in the
-number of legs. More solver iterations (4 / 8) cost 2-2.5x the step time on the ant.
+number of legs. More solver iterations cost step time (BENCHMARKS.md, "Solver iterations
+and the MJX step time").
 """
 
 _SPACING = 0.6

@@ -137,8 +137,8 @@ and fewer updates per sample. Not yet measured on a GPU by this repository."""
 
 CPU_SHAPE = dict(total_steps=5_000_000)
 """On CPU: PPOConfig()'s sample-efficient shape (64 envs x 32 steps, 16 updates per
-iteration; each env step costs the same at any batch size there), for 5M steps (about
-15 minutes on 2 cores)."""
+iteration; each env step costs the same at any batch size there), for 5M steps (time:
+BENCHMARKS.md, "Learning")."""
 
 
 def default_ppo_config(platform: str | None = None) -> PPOConfig:
