@@ -4,12 +4,8 @@ process, and plain text of its output."""
 import contextlib
 import io
 import re
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import cli  # noqa: E402
+from modular_ppo import cli
 
 TINY_BODY = """
 <mujoco model="{name}">
