@@ -16,6 +16,10 @@ from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
 
+MAX_EPISODES = 100_000
+"""The most episodes per mode: each is one environment, all stepped side by side."""
+MAX_WARMUP_STEPS = 1_000_000_000
+
 
 @dataclasses.dataclass(frozen=True)
 class EvalCommand:
@@ -46,11 +50,12 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
     Returns body -> {"deterministic": metrics, "stochastic": metrics}."""
     console = console or Console()
     run_dir, episodes, backend = command.run, command.episodes, command.backend
-    if episodes < 1:
-        raise CommandError(f"--episodes {episodes}: give a positive number of episodes.")
-    if command.warmup_steps < 0:
-        raise CommandError(f"--warmup-steps {command.warmup_steps}: give 0 (no warm-up) or a "
-                           "positive number of env steps.")
+    if not 1 <= episodes <= MAX_EPISODES:
+        raise CommandError(f"--episodes {episodes}: give a number of episodes from 1 to "
+                           f"{MAX_EPISODES:,} (they run side by side).")
+    if not 0 <= command.warmup_steps <= MAX_WARMUP_STEPS:
+        raise CommandError(f"--warmup-steps {command.warmup_steps}: give 0 (no warm-up) up to "
+                           f"{MAX_WARMUP_STEPS:,} env steps.")
     run, step = restore_run(run_dir)
     key = jax.random.key(run.config.seed + 2)
     if command.body is None:

@@ -14,6 +14,8 @@ from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
+MAX_STEPS = 100_000
+"""The longest video, in control steps (over half an hour at 50 steps a second)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,8 +40,9 @@ def render_run(command: RenderCommand, console: Console | None = None) -> Path:
 
     console = console or Console()
     out = output_file(command.out, "--out", VIDEO_SUFFIXES)
-    if command.steps < 1:
-        raise CommandError(f"--steps {command.steps}: give a positive number of control steps.")
+    if not 1 <= command.steps <= MAX_STEPS:
+        raise CommandError(f"--steps {command.steps}: give a number of control steps from 1 "
+                           f"to {MAX_STEPS:,}.")
     run, step = restore_run(command.run)
     key = jax.random.key(run.config.seed)
     if command.body is None:
