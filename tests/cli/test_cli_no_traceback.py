@@ -46,7 +46,7 @@ BODY = """
 """
 """Two modules (base, arm), one motor each: the body of tests/reliability."""
 
-SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
