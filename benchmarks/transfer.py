@@ -16,36 +16,30 @@ environments (median over the calls after the first, compile excluded).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import datetime as dt
 import io
 import json
 import os
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
+from report import cpu_model  # benchmarks/report.py, beside this script
+from rich.console import Console
+
+from modular_ppo.body import load_body
+from modular_ppo.commands import EvalCommand, evaluate_run
+from modular_ppo.env import EnvConfig, make_env
+from modular_ppo.networks import NetworkConfig
+from modular_ppo.ppo import EvalConfig, default_ppo_config
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.run_dir import read_metrics
+from modular_ppo.runs.train_run import run_training
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-with contextlib.redirect_stdout(io.StringIO()):  # mjx prints a notice about optional warp
-    import mujoco.mjx  # noqa: F401
-
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from report import cpu_model  # noqa: E402
-from rich.console import Console  # noqa: E402
-
-from modular_ppo.body import load_body  # noqa: E402
-from modular_ppo.commands import evaluate_run  # noqa: E402
-from modular_ppo.env import EnvConfig, make_env  # noqa: E402
-from modular_ppo.networks import NetworkConfig  # noqa: E402
-from modular_ppo.ppo import EvalConfig, default_ppo_config  # noqa: E402
-from modular_ppo.runs.config import TrainRunConfig  # noqa: E402
-from modular_ppo.runs.run_dir import read_metrics  # noqa: E402
-from modular_ppo.runs.train_run import run_training  # noqa: E402
 
 TRAIN_ON, TARGET = "centipede-4,centipede-6", "centipede-8"
 EPISODES = 32
@@ -131,8 +125,8 @@ def main() -> None:
         alone = train(TARGET, args.steps, root, "alone", network)
         speeds = {**short_run_speeds(args.throughput_steps, root, network),
                   TARGET: throughput(alone)}
-        zero_shot = evaluate_run(mixed, EPISODES, console, body=TARGET)[TARGET]
-        trained = evaluate_run(alone, EPISODES, console)[TARGET]
+        zero_shot = evaluate_run(EvalCommand(mixed, EPISODES, body=TARGET), console)[TARGET]
+        trained = evaluate_run(EvalCommand(alone, EPISODES), console)[TARGET]
     random_return = random_policy_return(TARGET, EPISODES, seed=2)
     load_after = os.getloadavg()
 

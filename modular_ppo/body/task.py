@@ -14,8 +14,8 @@ numerics (`<numeric name="modular_ppo:KEY" data="..."/>`):
   healthy_angle          lo hi       the root body's one hinge angle (planar pitch)
   healthy_state          lo hi       every qpos entry except the root's translation, and
                                      every qvel entry (Gymnasium Hopper's state range)
-  reset_noise_scale      s >= 0      reset: qpos = init_qpos + U(-s, s), qvel: see below
-  frame_skip             n >= 1      physics steps per control step (integer)
+  reset_noise_scale      0 <= s <= 10  reset: qpos = init_qpos + U(-s, s), qvel: see below
+  frame_skip             1 <= n <= 1000  physics steps per control step (integer)
 texts (`<text name="modular_ppo:KEY" data="..."/>`):
   task_reference         free text saying which standard the task follows
   velocity_source        "root" (the root body's position), "com" (the centre of mass of
@@ -33,9 +33,11 @@ texts (`<text name="modular_ppo:KEY" data="..."/>`):
   partition, partition:<name>   the module partitions (see `partition.py`)
 
 Anything left out takes the `TaskSpec` default. All healthy ranges are checked on the
-state after the step. Every value is checked here: a wrong count, a non-finite or negative
-weight, an unknown key (the near names are suggested) raise `BodyGraphError` naming the
-file, the element and the fix.
+state after the step. Every value is checked here, each numeric by its `NUMBER_RULES`
+entry through `numerics.checked_numeric` (count, NaN, infinities, integers, range: finite
+values within ±1e6): a wrong value or an unknown key (the near names are suggested) raises
+`BodyGraphError` naming the file, the element, the value and the fix. The numbers in
+`ppo_preset` must be finite here; the PPO stage checks their names, types and ranges.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import numpy as np
 
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.naming import name_of
+from modular_ppo.body.numerics import MAX_MAGNITUDE, NumberRule, checked_numeric
 
 PREFIX = "modular_ppo:"
 
@@ -99,10 +102,14 @@ class TaskSpec:
 
 
 _WEIGHTS = ("forward_reward_weight", "healthy_reward", "ctrl_cost_weight",
-            "contact_cost_weight", "reset_noise_scale")
+            "contact_cost_weight")
 _RANGES = ("contact_force_range", "contact_cost_range", "healthy_z", "healthy_angle",
            "healthy_state")
-_NUMERICS = (*_WEIGHTS, *_RANGES, "terminate_when_unhealthy", "frame_skip")
+_NUMERICS = (*_WEIGHTS, "reset_noise_scale", *_RANGES, "terminate_when_unhealthy", "frame_skip")
+MAX_FRAME_SKIP = 1000
+"""Physics steps per control step, at most (MuJoCo's own bodies use 1 to 10)."""
+MAX_RESET_NOISE = 10.0
+"""The largest reset noise scale (Gymnasium's tasks use 0.005 to 0.1)."""
 _CHOICES: dict[str, tuple[str, ...]] = {
     "healthy_reward_on": ("healthy_state", "every_step"),
     "ctrl_cost_on": ("action", "ctrl"),
@@ -124,7 +131,8 @@ def read_task(
     values: dict[str, object] = {}
     for key in _NUMERICS:
         if PREFIX + key in numerics:
-            values[key] = _numeric(key, numerics[PREFIX + key], where)
+            values[key] = checked_numeric(PREFIX + key, numerics[PREFIX + key],
+                                          NUMBER_RULES[key], where)
     for key in _TEXTS:
         if PREFIX + key in texts:
             values[key] = _text(key, texts[PREFIX + key].strip(), model, where)
@@ -182,29 +190,21 @@ def _check_keys(numerics: dict[str, np.ndarray], texts: dict[str, str], where: s
                 )
 
 
-def _numeric(key: str, value: np.ndarray, where: str) -> object:
-    shown = " ".join(f"{v:g}" for v in value)
-
-    def bad(need: str) -> BodyGraphError:
-        return BodyGraphError(
-            f'{where}: <numeric name="{PREFIX}{key}" data="{shown}">: needs {need}. Fix its data.'
-        )
-
-    if key in _WEIGHTS:
-        if value.size != 1 or not (math.isfinite(value[0]) and value[0] >= 0):
-            raise bad("one finite number >= 0")
-        return float(value[0])
-    if key in _RANGES:
-        if value.size != 2 or np.isnan(value).any() or not value[0] < value[1]:
-            raise bad("two values 'min max' with min < max (inf and -inf allowed)")
-        return float(value[0]), float(value[1])
-    if key == "terminate_when_unhealthy":
-        if value.size != 1 or value[0] not in (0.0, 1.0):
-            raise bad("one value, 1 (end episodes on unhealthy states) or 0 (never)")
-        return bool(value[0])
-    if value.size != 1 or not math.isfinite(value[0]) or value[0] < 1 or value[0] != int(value[0]):
-        raise bad("one positive integer")
-    return int(value[0])
+NUMBER_RULES: dict[str, NumberRule] = {
+    **{key: NumberRule("real", f"one finite number >= 0 and <= {MAX_MAGNITUDE:g}", high=MAX_MAGNITUDE,
+                       low=0.0) for key in _WEIGHTS},
+    "reset_noise_scale": NumberRule(
+        "real", f"one finite number >= 0 and <= {MAX_RESET_NOISE:g} (a noise scale in m or "
+        "rad, e.g. 0.1)", low=0.0, high=MAX_RESET_NOISE),
+    **{key: NumberRule("range", "two values 'min max' with min < max (inf and -inf "
+                       f"allowed; finite ones within ±{MAX_MAGNITUDE:g})", count=2)
+       for key in _RANGES},
+    "terminate_when_unhealthy": NumberRule(
+        "flag", "one value, 1 (end episodes on unhealthy states) or 0 (never)"),
+    "frame_skip": NumberRule("integer", f"one positive integer, at most {MAX_FRAME_SKIP}",
+                             low=1, high=MAX_FRAME_SKIP),
+}
+"""The rule each `modular_ppo:` numeric is read by (`numerics.checked_numeric`)."""
 
 
 def _text(key: str, value: str, model: mujoco.MjModel, where: str) -> str:
@@ -238,5 +238,17 @@ def read_ppo_preset(texts: dict[str, str], where: str) -> dict[str, str]:
                 f'{where}: <text name="{PREFIX}{PPO_PRESET}" data="{text}">: "{item}" is not '
                 '"field=value". Write it as "gamma=0.99; n_epochs=4".'
             )
+        if _is_non_finite_number(value.strip()):
+            raise BodyGraphError(
+                f'{where}: <text name="{PREFIX}{PPO_PRESET}" data="{text}">: "{item}" is not '
+                'a finite number. Give a finite value, e.g. "gamma=0.99", or remove it.'
+            )
         preset[field.strip()] = value.strip()
     return preset
+
+
+def _is_non_finite_number(text: str) -> bool:
+    try:
+        return not math.isfinite(float(text))
+    except ValueError:
+        return False

@@ -1,8 +1,6 @@
-"""`cli.py train` on a small body, then eval, analyse and render on its run dir."""
+"""`cli.py train` on a small body, then eval, analyze and render on its run dir."""
 
 import json
-import sys
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
@@ -13,11 +11,8 @@ from output_checks import (
     video_frames,
 )
 
+from modular_ppo import cli
 from modular_ppo.body import load_body
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import cli  # noqa: E402
 
 TINY = [
     "--body", "hopper-modular",
@@ -57,7 +52,7 @@ def test_train_writes_a_complete_run_dir(run_dir):
     assert_video_shows_the_body(frames, load_body("hopper-modular"))
 
 
-def test_eval_analyse_render_on_the_run(run_dir, tmp_path, capsys, monkeypatch):
+def test_eval_analyze_render_on_the_run(run_dir, tmp_path, capsys, monkeypatch):
     assert cli.main(["eval", "--run", str(run_dir), "--episodes", "2"]) == 0
     out = capsys.readouterr().out
     assert "deterministic" in out and "stochastic" in out and "team_return" in out
@@ -65,7 +60,7 @@ def test_eval_analyse_render_on_the_run(run_dir, tmp_path, capsys, monkeypatch):
     png = tmp_path / "analysis.png"
     figures = []
     monkeypatch.setattr(plt, "close", figures.append)  # keep the figure the PNG was saved from
-    assert cli.main(["analyse", str(run_dir), "--png", str(png)]) == 0
+    assert cli.main(["analyze", str(run_dir), "--png", str(png)]) == 0
     out = capsys.readouterr().out
     assert "start → middle → end" in out and "critic loss" in out and "lagging critic" in out
     modules = json.loads((run_dir / "config.json").read_text())["modules"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from modular_ppo.commands import evaluate_run
+from modular_ppo.commands import EvalCommand, evaluate_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EPISODES = 32
@@ -38,8 +38,8 @@ def _train(tmp_path: Path, body: str, backend: str, steps: int) -> Path:
 )
 def test_a_policy_keeps_its_return_on_the_other_backend(tmp_path, body, trained_on, other, steps):
     run_dir = _train(tmp_path, body, trained_on, steps)
-    own = evaluate_run(run_dir, EPISODES, backend=trained_on)[body]["deterministic"]
-    moved = evaluate_run(run_dir, EPISODES, backend=other)[body]["deterministic"]
+    own = evaluate_run(EvalCommand(run_dir, EPISODES, backend=trained_on))[body]["deterministic"]
+    moved = evaluate_run(EvalCommand(run_dir, EPISODES, backend=other))[body]["deterministic"]
     print(f"{body} trained on {trained_on}: return {own['episode/team_return']:.1f} "
           f"(length {own['episode/length']:.0f}) there, {moved['episode/team_return']:.1f} "
           f"(length {moved['episode/length']:.0f}) on {other}")

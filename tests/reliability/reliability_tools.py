@@ -4,12 +4,12 @@ process, and plain text of its output."""
 import contextlib
 import io
 import re
-import sys
 from pathlib import Path
 
+from modular_ppo import cli
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import cli  # noqa: E402
+"""The repository root, where `python cli.py` runs."""
 
 TINY_BODY = """
 <mujoco model="{name}">

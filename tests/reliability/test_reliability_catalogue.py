@@ -96,6 +96,33 @@ CLI_CASES = [
           ))),
           '<numeric name="modular_ppo:ctrl_cost_weight" data="-1">', "one finite number >= 0",
           "Fix its data"),
+    _case("mjcf_task_non_finite_number",
+          lambda p: p.train(p.xml(tiny_xml(
+              custom='<custom><numeric name="modular_ppo:frame_skip" data="inf"/></custom>'
+          ))),
+          lambda p: str(p.tmp / "body.xml"), '<numeric name="modular_ppo:frame_skip" data="inf">',
+          "one positive integer, at most 1000", "Fix its data"),
+    _case("mjcf_task_number_out_of_range",
+          lambda p: ["bodies", "show", str(p.xml(tiny_xml(
+              custom='<custom><numeric name="modular_ppo:ctrl_cost_weight" data="1e300"/></custom>'
+          )))],
+          '<numeric name="modular_ppo:ctrl_cost_weight" data="1e+300">', "<= 1e+06",
+          "Fix its data"),
+    _case("mjcf_task_range_with_nan",
+          lambda p: p.train(p.xml(tiny_xml(
+              custom='<custom><numeric name="modular_ppo:healthy_z" data="nan 1"/></custom>'
+          ))),
+          '<numeric name="modular_ppo:healthy_z" data="nan 1">', "min < max"),
+    _case("mjcf_init_qpos_non_finite",
+          lambda p: p.train(p.xml(tiny_xml(
+              custom='<custom><numeric name="init_qpos" data="0 inf"/></custom>'
+          ))),
+          '<numeric name="init_qpos" data="0 inf">', "nq = 2 finite values"),
+    _case("mjcf_ppo_preset_non_finite",
+          lambda p: p.train(p.xml(tiny_xml(
+              custom='<custom><text name="modular_ppo:ppo_preset" data="gamma=inf"/></custom>'
+          ))),
+          "modular_ppo:ppo_preset", '"gamma=inf" is not a finite number'),
     _case("mjcf_task_unknown_key",
           lambda p: p.train(p.xml(tiny_xml(
               custom='<custom><numeric name="modular_ppo:healthy_zz" data="0 1"/></custom>'
@@ -150,8 +177,35 @@ CLI_CASES = [
     _case("runs_root_is_a_file",
           lambda p: ["train", "--body", str(p.body), *TINY, "--runs-root",
                      str(p.xml("not a folder", "file.txt"))],
-          lambda p: str(p.tmp / "file.txt"), "cannot create the run directory",
-          "Give --runs-root a folder you can write to"),
+          lambda p: f"--runs-root {p.tmp / 'file.txt'}", "is a file, not a folder",
+          "folder you can write to"),
+    # output paths: checked before any work
+    _case("png_in_a_folder_under_a_file",
+          lambda p: ["bodies", "show", str(p.body), "--png",
+                     str(p.xml("not a folder", "file.txt") / "graph.png")],
+          lambda p: f"--png {p.tmp / 'file.txt' / 'graph.png'}",
+          lambda p: f"{p.tmp / 'file.txt'} is a file, not a folder", "folder you can write to"),
+    _case("png_is_a_directory",
+          lambda p: ["bodies", "show", str(p.body), "--png", str(p.tmp)],
+          lambda p: f"--png {p.tmp}: is a directory", "Give a file path"),
+    _case("png_of_another_file_type",
+          lambda p: ["bodies", "show", str(p.body), "--png", str(p.tmp / "graph.jpeg")],
+          "unknown file type '.jpeg'", "ending in .png"),
+    _case("render_out_in_a_folder_under_a_file",
+          lambda p: ["render", "--run", str(p.tmp / "run"), "--out",
+                     str(p.xml("not a folder", "file.txt") / "v.mp4")],
+          lambda p: f"{p.tmp / 'file.txt'} is a file, not a folder"),
+    _case("render_out_of_another_file_type",
+          lambda p: ["render", "--run", str(p.tmp / "run"), "--out", str(p.tmp / "v.avi")],
+          "unknown file type '.avi'", ".mp4 or .gif"),
+    _case("analyze_png_is_a_directory",
+          lambda p: ["analyze", str(p.tmp / "run"), "--png", str(p.tmp)],
+          lambda p: f"--png {p.tmp}: is a directory"),
+    _case("runs_root_under_a_file",
+          lambda p: ["train", "--body", str(p.body), *TINY, "--runs-root",
+                     str(p.xml("not a folder", "file.txt") / "runs")],
+          lambda p: f"--runs-root {p.tmp / 'file.txt' / 'runs'}",
+          lambda p: f"{p.tmp / 'file.txt'} is a file, not a folder"),
     # configs: types, ranges, combinations
     _case("n_envs_not_a_multiple_of_minibatches",
           lambda p: p.train(p.body, "--ppo.n-envs", "6", "--ppo.n-minibatches", "4"),

@@ -1,0 +1,129 @@
+"""modular_ppo command line: train, eval, render, analyze, bodies.
+
+    modular-ppo train --body ant-modular [--arch shared] [--ppo.total-steps N] [--resume RUN_DIR]
+    modular-ppo train --body centipede-4,centipede-6 --arch shared  (one network, several bodies)
+    modular-ppo eval --run RUN_DIR [--body OTHER_BODY]
+    modular-ppo render --run RUN_DIR --out video.mp4
+    modular-ppo analyze RUN_DIR [RUN_DIR ...]
+    modular-ppo bodies list | show NAME_OR_PATH [--png FILE]
+
+(`python cli.py ...` from a clone is the same.) This module parses the command line and
+calls the command; the commands and the dataclasses that configure them live in
+`modular_ppo.commands` (train: `modular_ppo.runs.config.TrainRunConfig`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any, Union
+
+import tyro
+from rich.console import Console
+from rich.markup import escape
+
+from modular_ppo import commands
+from modular_ppo.errors import ModularPPOError
+from modular_ppo.runs.config import TrainRunConfig, train_defaults
+from modular_ppo.runs.train_run import TrainingInterrupted
+
+Bodies = Annotated[
+    commands.BodiesListCommand, tyro.conf.subcommand("list")
+] | Annotated[commands.BodiesShowCommand, tyro.conf.subcommand("show")]
+
+SUBCOMMANDS: dict[str, tuple[Any, tuple[str, ...], str | None]] = {
+    "train": (TrainRunConfig, (), None),
+    "eval": (commands.EvalCommand, (), None),
+    "render": (commands.RenderCommand, (), None),
+    "analyze": (commands.AnalyzeCommand, ("analyse",), None),
+    "bodies": (Bodies, (), "List the bundled bodies, or show one body's modules."),
+}
+"""Subcommand -> the dataclass it parses into, its aliases, and its description where the
+dataclass's docstring cannot give it."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; return the process exit code: 0 done, 2 bad input (the message
+    says what and how to fix it), 128 + signal number when a signal stopped training."""
+    console = Console()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        train_default = train_defaults(_flag_value(argv, "--body"))
+    except ModularPPOError as error:
+        return _refuse(error, console)
+    try:
+        command = tyro.cli(
+            Union[tuple(  # noqa: UP007  (tyro reads the Union of subcommands)
+                Annotated[Any, tyro.conf.subcommand(
+                    name=name, constructor=constructor, aliases=aliases or None,
+                    description=description,
+                    **({"default": train_default} if name == "train" else {}),
+                )]
+                for name, (constructor, aliases, description) in SUBCOMMANDS.items()
+            )],
+            args=argv,
+            description=__doc__,
+        )
+    except SystemExit as exit_:  # tyro has printed the usage error, or the help
+        return exit_.code if isinstance(exit_.code, int) else 2
+    except ModularPPOError as error:
+        return _refuse(error, console)
+    try:
+        _run(command, console)
+    except ModularPPOError as error:
+        return _refuse(error, console)
+    except TrainingInterrupted as interrupted:
+        console.print(f"[bold yellow]{escape(interrupted.message)}[/]", highlight=False)
+        return interrupted.exit_code
+    except KeyboardInterrupt:
+        console.print("[bold yellow]interrupted[/] (Ctrl-C); what was saved before is kept.",
+                      highlight=False)
+        return 130
+    return 0
+
+
+def run() -> None:
+    """The `modular-ppo` console script: `main` on sys.argv, its code as the exit status.
+    Output piped into a reader that stops early (`| head`) ends it quietly."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        code = 1
+    sys.exit(code)
+
+
+def _refuse(error: ModularPPOError, console: Console) -> int:
+    console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+    return 2
+
+
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    """The value given to `flag` (as "--flag value" or "--flag=value"), if any: the body
+    decides the train subcommand's defaults before tyro parses the rest."""
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _run(command: object, console: Console) -> None:
+    if isinstance(command, TrainRunConfig):
+        commands.train(command, console)
+    elif isinstance(command, commands.EvalCommand):
+        commands.evaluate_run(command, console)
+    elif isinstance(command, commands.RenderCommand):
+        commands.render_run(command, console)
+    elif isinstance(command, commands.AnalyzeCommand):
+        commands.analyze_runs(command, console)
+    elif isinstance(command, commands.BodiesListCommand):
+        commands.list_bodies(console)
+    elif isinstance(command, commands.BodiesShowCommand):
+        commands.show_body(command, console)
+
+
+if __name__ == "__main__":
+    run()

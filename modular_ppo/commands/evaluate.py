@@ -1,0 +1,90 @@
+"""`eval`: a run's latest checkpoint evaluated per module, on its bodies or another."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import jax
+from rich.console import Console
+
+from modular_ppo.commands.errors import CommandError
+from modular_ppo.commands.tables import table
+from modular_ppo.env import Backend, make_env
+from modular_ppo.ppo import EvalConfig, make_evaluator
+from modular_ppo.runs.build import restore_run
+from modular_ppo.runs.metrics_log import to_floats
+from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
+
+MAX_EPISODES = 100_000
+"""The most episodes per mode: each is one environment, all stepped side by side."""
+MAX_WARMUP_STEPS = 1_000_000_000
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalCommand:
+    """Evaluate a run's latest checkpoint: deterministic and stochastic returns per module,
+    on the bodies it trained on or zero-shot on another."""
+
+    run: Path
+    """The run directory (runs/<body>/<timestamp>)."""
+    episodes: int = 16
+    """Episodes per mode."""
+    body: str | None = None
+    """Evaluate on this body instead (bundled name or MJCF path). One the run did not train
+    on gets the run's parameters unchanged in a network built for it (the run's --arch and
+    max sizes: shared, graph or attention runs only)."""
+    warmup_steps: int = DEFAULT_WARMUP_STEPS
+    """With --body a body the run did not train on: env steps of the policy acting on it
+    that estimate its observation normaliser statistics (no reward used); 0: none."""
+    backend: Backend | None = None
+    """Evaluate on this simulator instead of the run's own ("mjx" or "cpu"): the same
+    policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
+
+
+def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
+    """Deterministic and stochastic returns of a run's latest checkpoint, per module: on
+    every body it trained on, or on `command.body` (zero-shot when the run did not train
+    on it; see `modular_ppo.runs.transfer`); on the run's simulator backend, or on
+    `command.backend` (sim-to-sim: the same policy on MJX or MuJoCo's C simulator).
+    Returns body -> {"deterministic": metrics, "stochastic": metrics}."""
+    console = console or Console()
+    run_dir, episodes, backend = command.run, command.episodes, command.backend
+    if not 1 <= episodes <= MAX_EPISODES:
+        raise CommandError(f"--episodes {episodes}: give a number of episodes from 1 to "
+                           f"{MAX_EPISODES:,} (they run side by side).")
+    if not 0 <= command.warmup_steps <= MAX_WARMUP_STEPS:
+        raise CommandError(f"--warmup-steps {command.warmup_steps}: give 0 (no warm-up) up to "
+                           f"{MAX_WARMUP_STEPS:,} env steps.")
+    run, step = restore_run(run_dir)
+    key = jax.random.key(run.config.seed + 2)
+    if command.body is None:
+        policies = trained_policies(run)
+    else:
+        policies = {command.body: policy_on_body(run, str(run_dir), command.body,
+                                                 command.warmup_steps, key)}
+    if backend is not None:
+        policies = {
+            name: dataclasses.replace(policy, env=make_env(policy.body, run.config.env, backend))
+            for name, policy in policies.items()
+        }
+    results = {}
+    for name, policy in policies.items():
+        results[name] = {}
+        for deterministic in (True, False):
+            config = EvalConfig(n_envs=episodes, deterministic=deterministic)
+            evaluator = make_evaluator(policy.env, policy.graphdef, config)
+            results[name]["deterministic" if deterministic else "stochastic"] = to_floats(
+                evaluator(policy.network_state, key)
+            )
+        rows = [
+            {"metric": k.removeprefix("episode/"), **{mode: m[k] for mode, m in results[name].items()}}
+            for k in results[name]["deterministic"]
+        ]
+        how = "" if policy.trained_on else (
+            f", zero-shot: not trained on, normaliser from {command.warmup_steps:,} warm-up steps"
+        )
+        where = f", on the {backend} backend" if backend is not None else ""
+        console.print(table(f"{name} / {run.config.arch} at step {step:,} "
+                            f"({episodes} episodes{how}{where})", rows))
+    return results

@@ -1,0 +1,19 @@
+"""`train`: a training run of `TrainRunConfig` (modular_ppo.runs), its paths checked first."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from modular_ppo.output_paths import output_folder
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.train_run import run_training
+
+
+def train(config: TrainRunConfig, console: Console | None = None) -> None:
+    """Check where the run will write (the runs root, or the resumed run's directory),
+    then train (`modular_ppo.runs.train_run.run_training`)."""
+    if config.resume is not None:
+        output_folder(config.resume, "--resume")
+    else:
+        output_folder(config.runs_root, "--runs-root")
+    run_training(config, console or Console())
