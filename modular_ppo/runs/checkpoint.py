@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,15 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from modular_ppo.errors import ModularPPOError
+from modular_ppo.runs.checkpoint_v1 import v1_layouts
 
 logger = logging.getLogger(__name__)
+
+
+FORMAT = 2
+"""The layout of the training state in checkpoints written now (`ppo.TrainingState`),
+saved in each checkpoint's identity. Format 1 (no "format" in the identity) is read
+through `checkpoint_v1`."""
 
 
 class CheckpointError(ModularPPOError):
@@ -79,7 +87,8 @@ class Checkpointer:
         )
 
     def save(self, step: int, state: Any) -> None:
-        identity = {**self.identity, "step": int(step), "structure": structure_id(state)}
+        identity = {**self.identity, "format": FORMAT, "step": int(step),
+                    "structure": structure_id(state)}
         self._manager.save(
             int(step),
             args=ocp.args.Composite(
@@ -106,17 +115,17 @@ class Checkpointer:
                 f"{self.directory}: no checkpoint to resume from. The run saved none "
                 "(it stopped before its first checkpoint); start a new run instead."
             )
-        expected = structure_id(template)
         unreadable = []
         for step in reversed(steps):
             try:
                 identity = self._manager.restore(
                     step, args=ocp.args.Composite(identity=ocp.args.JsonRestore())
                 )["identity"]
-                self._check_identity(identity, expected, step)
+                layout, upgrade = self._layout(identity, template, step)
+                self._check_identity(identity, structure_id(layout), step)
                 saved = self._manager.restore(
                     step,
-                    args=ocp.args.Composite(state=ocp.args.StandardRestore(_to_saved(template))),
+                    args=ocp.args.Composite(state=ocp.args.StandardRestore(_to_saved(layout))),
                 )["state"]
             except CheckpointError:
                 raise
@@ -130,7 +139,7 @@ class Checkpointer:
                 continue
             if set_aside and unreadable:
                 self._set_aside(unreadable)
-            return step, _from_saved(template, saved)
+            return step, upgrade(_from_saved(layout, saved))
         raise CheckpointError(
             f"{self.directory}: none of the checkpoints {steps} could be read. "
             "They are damaged; start a new run."
@@ -146,6 +155,24 @@ class Checkpointer:
             (self.directory / str(step)).rename(target)
         self._manager.reload()
         warnings.warn(f"moved the unreadable checkpoints {steps} to {aside}.", stacklevel=3)
+
+    def _layout(self, identity: dict[str, Any], template: Any,
+                step: int) -> tuple[Any, Callable[[Any], Any]]:
+        """The template of the state as this checkpoint holds it, and the function that
+        turns it into one like `template`."""
+        written = identity.get("format", 1)
+        if written == FORMAT:
+            return template, lambda state: state
+        if written == 1:
+            for layout, upgrade in v1_layouts(template):
+                if structure_id(layout) == identity.get("structure"):
+                    return layout, upgrade
+            return template, lambda state: state  # _check_identity says why it does not fit
+        raise CheckpointError(
+            f"{self.directory / str(step)}: this checkpoint has format {written}, written by "
+            f"a newer modular_ppo; this one reads formats 1 and {FORMAT}. Resume it with "
+            "the modular_ppo version that trained it."
+        )
 
     def _check_identity(self, identity: dict[str, Any], expected: str, step: int) -> None:
         where = self.directory / str(step)

@@ -2,22 +2,18 @@
 never saw, analyse, and the refusals."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from flax import nnx
 from multibody_setup import PPO
 from output_checks import assert_video_shows_the_body, video_frames
 
+from modular_ppo import cli
 from modular_ppo.body import load_body
 from modular_ppo.networks import NetworkConfig, make_network
 from modular_ppo.ppo import BodyGroupError, new_training_state
 from modular_ppo.runs.config import RunConfigError, TrainRunConfig
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-import cli  # noqa: E402
 
 BODIES = ("centipede-4", "centipede-6")
 TINY = [
@@ -72,7 +68,7 @@ def test_eval_zero_shot_on_an_unseen_body_and_analyse(run_dir, tmp_path, capsys)
     out = capsys.readouterr().out
     assert "centipede-8" in out and "zero-shot" in out and "return/leg_3_left" in out
 
-    assert cli.main(["analyse", str(run_dir), "--png", str(tmp_path / "a.png")]) == 0
+    assert cli.main(["analyze", str(run_dir), "--png", str(tmp_path / "a.png")]) == 0
     out = capsys.readouterr().out
     assert "per body" in out and "centipede-4" in out and "centipede-6" in out
 
