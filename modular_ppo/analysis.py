@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from modular_ppo.errors import ModularPPOError
 from modular_ppo.runs.run_dir import CONFIG_FILE, existing_run_dir, read_metrics
+from modular_ppo.errors import AnalysisError
 
 MODULE_METRICS = {
     "critic loss": "losses/critic/{}",
@@ -25,10 +25,6 @@ MODULE_METRICS = {
     "return": "episode/return/{}",
 }
 PHASES = ("start", "middle", "end")
-
-
-class AnalysisError(ModularPPOError):
-    """A run dir that holds nothing to analyse."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,7 +25,7 @@ from rich.markup import escape
 from modular_ppo import commands
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.runs.config import TrainRunConfig, train_defaults
-from modular_ppo.runs.train_run import TrainingInterrupted
+from modular_ppo.runs.errors import TrainingInterrupted
 
 Bodies = Annotated[
     commands.BodiesListCommand, tyro.conf.subcommand("list")

@@ -15,11 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from modular_ppo.errors import ModularPPOError
-
-
-class OutputPathError(ModularPPOError):
-    """A path a command would write to that cannot be written."""
+from modular_ppo.errors import OutputPathError
 
 
 def output_file(path: Path | str, flag: str, suffixes: tuple[str, ...] = ()) -> Path:

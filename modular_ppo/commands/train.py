@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from rich.console import Console
 
 from modular_ppo.output_paths import output_folder
+from modular_ppo.ppo import start_distributed
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.train_run import run_training
 
 
 def train(config: TrainRunConfig, console: Console | None = None) -> None:
-    """Check where the run will write (the runs root, or the resumed run's directory),
-    then train (`modular_ppo.runs.train_run.run_training`)."""
+    """Check where the run will write (the runs root, or the resumed run's directory), join
+    the run's other processes (--distributed.*: environments split over every process's
+    devices, so --ppo.data-parallel is implied), then train
+    (`modular_ppo.runs.train_run.run_training`)."""
     if config.resume is not None:
         output_folder(config.resume, "--resume")
     else:
         output_folder(config.runs_root, "--runs-root")
+    if config.distributed.enabled:
+        start_distributed(config.distributed)
+        config = dataclasses.replace(
+            config, ppo=dataclasses.replace(config.ppo, data_parallel=True))
     run_training(config, console or Console())

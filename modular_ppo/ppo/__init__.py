@@ -7,7 +7,8 @@ trained on one body or several. Each entry point's docstring is its contract:
   step counter `StepCounter` (counter.py);
 - training: `train_step` (one jitted call of `iterations_per_call` iterations; the
   metric names are listed in metrics.py) and the host loop `train`, and `train_from_scratch` (train.py);
-  several processes: `initialize_distributed` (distributed.py);
+  several processes: `DistributedConfig`, `start_distributed`, `initialize_distributed`
+  (distributed.py);
 - evaluation: `make_evaluator`, `evaluate` (evaluate.py);
 - building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage`,
   `collect_rollout`, `replay`, `make_batch`, `policy_advantages`, `split_environments`,
@@ -16,7 +17,11 @@ trained on one body or several. Each entry point's docstring is its contract:
 
 from modular_ppo.ppo.batch import Minibatch, make_batch, policy_advantages, split_environments
 from modular_ppo.ppo.config import EvalConfig, PPOConfig, default_ppo_config, with_preset
-from modular_ppo.ppo.distributed import initialize_distributed
+from modular_ppo.ppo.distributed import (
+    DistributedConfig,
+    initialize_distributed,
+    start_distributed,
+)
 from modular_ppo.ppo.counter import StepCounter
 from modular_ppo.ppo.errors import (
     BodyGroupError,
@@ -42,6 +47,7 @@ from modular_ppo.ppo.step import train_step
 from modular_ppo.ppo.train import OnIteration, TrainResult, train, train_from_scratch
 
 __all__ = [
+    "DistributedConfig",
     "BodyGroup",
     "BodyGroupError",
     "GroupState",
@@ -70,6 +76,7 @@ __all__ = [
     "evaluate",
     "gae",
     "initialize_distributed",
+    "start_distributed",
     "make_batch",
     "make_evaluator",
     "make_optimizer",

@@ -67,3 +67,20 @@ def _place_leaf(leaf: jax.Array, sharding: Sharding) -> jax.Array:
         data = jax.device_put(np.asarray(jax.random.key_data(leaf)), sharding)
         return jax.random.wrap_key_data(data, impl=jax.random.key_impl(leaf))
     return jax.device_put(np.asarray(leaf), sharding)
+
+
+def to_local(tree: PyTree) -> PyTree:
+    """`tree` with every leaf on this process's devices alone, so that one process can
+    compute with it (evaluate, render) without the others. Leaves that span other
+    processes' devices must be copied whole to each (as network states are); this
+    process's copy is taken. A no-op in a run of one process."""
+
+    def local(leaf):
+        if not isinstance(leaf, jax.Array) or leaf.is_fully_addressable:
+            return leaf
+        if not leaf.is_fully_replicated:
+            raise ValueError("to_local: a leaf split over several processes' devices has no "
+                             "whole copy in this process; gather it first.")
+        return leaf.addressable_data(0)
+
+    return jax.tree.map(local, tree)

@@ -29,18 +29,12 @@ from modular_ppo.ppo import (
     new_training_state,
     train,
 )
+from modular_ppo.ppo.sharding import to_local
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.config import (
-    RunConfigError, TrainRunConfig, config_from_json, config_to_json, task_record,
-)
+from modular_ppo.runs.config import TrainRunConfig, config_from_json, config_to_json, task_record
+from modular_ppo.runs.errors import EnvRewardError, RenderError, RunConfigError, RunDirError
 from modular_ppo.runs.metrics_log import to_floats
-from modular_ppo.runs.run_dir import (
-    CHECKPOINT_DIR,
-    VIDEO_DIR,
-    RunDirError,
-    existing_run_dir,
-    read_run_record,
-)
+from modular_ppo.runs.run_dir import CHECKPOINT_DIR, VIDEO_DIR, existing_run_dir, read_run_record
 
 
 MODULE_HEADROOM = 2.0
@@ -49,10 +43,6 @@ module count, so the trained network can be evaluated on larger bodies of the fa
 SIZE_HEADROOM = 1.5
 """Default max_obs_size and max_action_size of such a run: this many times the largest,
 rounded up."""
-
-
-class EnvRewardError(ModularPPOError):
-    """An environment that does not reward exactly the modules it observes."""
 
 
 @dataclasses.dataclass
@@ -119,13 +109,14 @@ class Run:
 
     def evaluator(self, config: EvalConfig) -> Callable[[TrainingState, Any], dict[str, float]]:
         """(state, key) -> every body's evaluation metrics ("episode/team_return", ...,
-        named with `ppo.for_body`)."""
+        named with `ppo.for_body`), computed by this process alone."""
         evaluators = {g.name: make_evaluator(g.env, g.graphdef, config) for g in self.groups}
 
         def evaluate(state: TrainingState, key) -> dict[str, float]:
             metrics = {}
             for name, evaluator in evaluators.items():
-                metrics.update(for_body(to_floats(evaluator(state.network_state(name), key)),
+                network_state = to_local(state.network_state(name))
+                metrics.update(for_body(to_floats(evaluator(network_state, key)),
                                         name, list(self.bodies)))
             return metrics
 
@@ -147,10 +138,11 @@ class Run:
         """A video of the final policy on each body: videos/final.mp4 with one body,
         videos/<body>.mp4 with several."""
         from modular_ppo.runs.episode import record_episode
-        from modular_ppo.runs.video import RenderError, render_frames, write_video
+        from modular_ppo.runs.video import render_frames, write_video
 
         for group in self.groups:
-            qpos = record_episode(group.env, group.graphdef, state.network_state(group.name),
+            qpos = record_episode(group.env, group.graphdef,
+                                  to_local(state.network_state(group.name)),
                                   jax.random.key(self.config.seed), self.config.video_length)
             try:
                 frames = render_frames(self.bodies[group.name], qpos)

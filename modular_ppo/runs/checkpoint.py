@@ -20,8 +20,8 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
-from modular_ppo.errors import ModularPPOError
 from modular_ppo.runs.checkpoint_v1 import v1_layouts
+from modular_ppo.runs.errors import CheckpointError
 
 logger = logging.getLogger(__name__)
 
@@ -30,10 +30,6 @@ FORMAT = 2
 """The layout of the training state in checkpoints written now (`ppo.TrainingState`),
 saved in each checkpoint's identity. Format 1 (no "format" in the identity) is read
 through `checkpoint_v1`."""
-
-
-class CheckpointError(ModularPPOError):
-    """A checkpoint that cannot be used for this run; the message says why and what to do."""
 
 
 def structure_id(tree: Any) -> str:

@@ -12,15 +12,18 @@ from typing import Annotated, Any
 
 import tyro
 
+from modular_ppo.body import load_body
 from modular_ppo.env import Backend, EnvConfig
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfig
-from modular_ppo.body import load_body
-from modular_ppo.ppo import EvalConfig, PPOConfig, default_ppo_config, with_preset
-
-
-class RunConfigError(ModularPPOError):
-    """A run setting that cannot work; the message names the field and the fix."""
+from modular_ppo.ppo import (
+    DistributedConfig,
+    EvalConfig,
+    PPOConfig,
+    default_ppo_config,
+    with_preset,
+)
+from modular_ppo.runs.errors import RunConfigError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +83,10 @@ class TrainRunConfig:
     of body, partition, seed, network, env and PPO are used (giving different ones is an
     error); `--ppo.total-steps` sets the new length, and evaluation, checkpoint and video
     settings may be changed."""
+    distributed: DistributedConfig = DistributedConfig()
+    """Train with several processes (hosts): README, "Many machines". Environments are split
+    over every process's devices (--ppo.data-parallel is implied); process 0 writes the run
+    directory; checkpoints are written by all, into a folder every process can reach."""
 
     def __post_init__(self) -> None:
         for name in ("eval_every_steps", "checkpoint_every_steps"):
@@ -148,6 +155,7 @@ class TrainRunConfig:
 
 RESUME_MAY_CHANGE = frozenset({
     "ppo.total_steps", "ppo.data_parallel", "eval_every_steps", "checkpoint_every_steps",
+    *(f"distributed.{field.name}" for field in dataclasses.fields(DistributedConfig)),
     "keep_checkpoints", "video", "video_length",
     *(f"eval.{field.name}" for field in dataclasses.fields(EvalConfig)),
 })

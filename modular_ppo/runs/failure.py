@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from modular_ppo.errors import ModularPPOError
 from modular_ppo.runs.run_dir import CHECKPOINT_DIR, FAILURE_FILE
+from modular_ppo.runs.errors import TrainingFailed
 
 _MODULE_FLAGS = {"actions": "sampled actions", "actor": "actor loss", "critic": "critic loss"}
 _RUN_FLAGS = {
@@ -16,15 +16,6 @@ _RUN_FLAGS = {
     "gradients": "gradients",
     "parameters": "parameters",
 }
-
-
-class TrainingFailed(ModularPPOError):
-    """Training stopped on non-finite values; the run dir keeps the last good checkpoint
-    and failure.json."""
-
-    def __init__(self, message: str, run_dir: Path):
-        super().__init__(message)
-        self.run_dir = run_dir
 
 
 def nonfinite_failure(

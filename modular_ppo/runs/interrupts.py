@@ -9,27 +9,12 @@ from __future__ import annotations
 
 import signal
 import threading
-from pathlib import Path
 
 from rich.console import Console
 
+from modular_ppo.runs.errors import TrainingInterrupted
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class TrainingInterrupted(KeyboardInterrupt):
-    """Training stopped on a signal; `message` says what was saved and how to resume."""
-
-    def __init__(self, run_dir: Path, step: int, saved: bool, signum: int):
-        self.run_dir = run_dir
-        self.step = step
-        self.saved = saved
-        self.exit_code = 128 + signum
-        """The shell's convention for a process ended by signal `signum` (130: Ctrl-C)."""
-        what = (f"checkpoint saved at step {step:,}" if saved
-                else f"stopped at once near step {step:,}; the checkpoints saved before are kept")
-        self.message = (f"interrupted ({signal.Signals(signum).name}): {what}. Continue with "
-                        f"`python cli.py train --resume {run_dir}`.")
-        super().__init__(self.message)
 
 
 class StopRequests:

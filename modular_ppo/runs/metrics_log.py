@@ -24,10 +24,14 @@ def to_floats(metrics: dict[str, Any]) -> dict[str, float]:
 
 
 class MetricsLog:
-    def __init__(self, run_dir: Path, tensorboard: bool = True):
-        self._file = open(Path(run_dir) / METRICS_FILE, "a", buffering=1)
+    """Appends to a run's metrics.jsonl and TensorBoard events; with `enabled` False
+    (processes other than 0 of a run of several) it writes nothing."""
+
+    def __init__(self, run_dir: Path, tensorboard: bool = True, enabled: bool = True):
+        self.enabled = enabled
+        self._file = open(Path(run_dir) / METRICS_FILE, "a", buffering=1) if enabled else None
         self._writer = None
-        if tensorboard:
+        if tensorboard and enabled:
             from tensorboardX import SummaryWriter
 
             directory = Path(run_dir) / TENSORBOARD_DIR
@@ -38,6 +42,8 @@ class MetricsLog:
             self._writer = SummaryWriter(str(directory), filename_suffix=suffix)
 
     def write(self, step: int, metrics: dict[str, float]) -> None:
+        if self._file is None:
+            return
         row = {"step": int(step),
                **{k: (v if math.isfinite(v) else str(v)) for k, v in metrics.items()}}
         self._file.write(json.dumps(row) + "\n")
@@ -47,6 +53,7 @@ class MetricsLog:
                     self._writer.add_scalar(key, value, step)
 
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
         if self._writer is not None:
             self._writer.close()

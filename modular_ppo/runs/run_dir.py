@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from modular_ppo.errors import ModularPPOError
 from modular_ppo.runs.event_files import rewind_event_files
+from modular_ppo.runs.errors import RunDirError
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -17,10 +17,6 @@ FAILURE_FILE = "failure.json"
 CHECKPOINT_DIR = "checkpoints"
 VIDEO_DIR = "videos"
 TENSORBOARD_DIR = "tensorboard"
-
-
-class RunDirError(ModularPPOError):
-    """A run directory that is missing, or would overwrite another run."""
 
 
 def new_run_dir(root: Path, body_name: str, name: str | None = None) -> Path:

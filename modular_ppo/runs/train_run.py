@@ -22,9 +22,11 @@ from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.runs.build import Run, build_run, checkpointer_for, load_run_config
 from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig, resume_config
-from modular_ppo.runs.failure import TrainingFailed, nonfinite_failure
-from modular_ppo.runs.interrupts import StopRequests, TrainingInterrupted
+from modular_ppo.runs.errors import TrainingFailed, TrainingInterrupted
+from modular_ppo.runs.failure import nonfinite_failure
+from modular_ppo.runs.interrupts import StopRequests
 from modular_ppo.runs.metrics_log import MetricsLog, to_floats
+from modular_ppo.runs.processes import is_primary, path_of_primary
 from modular_ppo.runs.progress import Progress
 from modular_ppo.runs.run_dir import (
     CONFIG_FILE,
@@ -37,7 +39,7 @@ from modular_ppo.runs.run_dir import (
     write_json,
 )
 
-__all__ = ["TrainingFailed", "TrainingInterrupted", "run_training"]
+__all__ = ["run_training"]
 
 
 def run_training(
@@ -54,9 +56,14 @@ def run_training(
     by passing the same env again.
     Raises TrainingFailed (non-finite values) and TrainingInterrupted (a stop signal), both
     after saving what can be saved; their messages say what is kept and what to do.
+
+    In a run of several processes (`ppo.start_distributed` first) every process calls it
+    alike; process 0 alone prints, writes the run directory, evaluates and renders, and
+    every process saves its part of each checkpoint.
     """
     started_at = time.perf_counter()
-    console = console or Console()
+    primary = is_primary()
+    console = (console or Console()) if primary else Console(quiet=True)
     if config.resume is not None:
         config = resume_config(config, load_run_config(config.resume))
     elif env is not None:
@@ -66,16 +73,19 @@ def run_training(
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)
-        resume_step, state = checkpointer.restore_latest(run.state, set_aside=True)
+        resume_step, state = checkpointer.restore_latest(run.state, set_aside=primary)
         run = dataclasses.replace(run, state=state)
-        _report_resume(run_dir, resume_step, config, console)
+        if primary:
+            _report_resume(run_dir, resume_step, config, console)
     else:
-        run_dir = new_run_dir(config.runs_root, run.name, config.run_name)
+        run_dir = path_of_primary(
+            new_run_dir(config.runs_root, run.name, config.run_name) if primary else None)
         checkpointer = checkpointer_for(run_dir, run)
-    write_json(run_dir / CONFIG_FILE, run.record())
+    if primary:
+        write_json(run_dir / CONFIG_FILE, run.record())
     console.print(f"run dir: [bold]{run_dir}[/]")
 
-    log = MetricsLog(run_dir)
+    log = MetricsLog(run_dir, enabled=primary)
     try:
         with StopRequests(console) as stop:
             state, stopped = _train(run, run_dir, checkpointer, log, stop, console, started_at)
@@ -83,7 +93,8 @@ def run_training(
             raise stopped
         if int(state.steps) not in checkpointer.steps():
             checkpointer.save(int(state.steps), state)
-        _finish(run, state, run_dir, log, console)
+        if primary:
+            _finish(run, state, run_dir, log, console)
     finally:
         log.close()
         checkpointer.close()
@@ -136,10 +147,11 @@ def _train(
         failure = nonfinite_failure(metrics, steps, last_saved, run_dir)
         if failure is not None:
             log.write(steps, metrics)
-            write_json(run_dir / FAILURE_FILE, failure)
+            if log.enabled:
+                write_json(run_dir / FAILURE_FILE, failure)
             outcome["stopped"] = TrainingFailed(failure["error"], run_dir)
             return True
-        if due("eval", config.eval_every_steps, steps):
+        if due("eval", config.eval_every_steps, steps) and log.enabled:
             metrics.update(_evaluate(evaluator, state, eval_key))
             last["eval"] = steps
         log.write(steps, metrics)

@@ -19,20 +19,16 @@ from jaxtyping import PRNGKeyArray
 from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import make_env
 from modular_ppo.env.types import ModularEnvProtocol
-from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfigError, make_network
 from modular_ppo.ppo import collect_rollout
 from modular_ppo.runs.build import Run
+from modular_ppo.runs.errors import TransferError
 
 DEFAULT_WARMUP_STEPS = 4096
 WARMUP_ENVS = 16
 WARMUP_ROUNDS = 4
 """The warm-up runs in rounds, the statistics updated after each, so later rounds act on
 normalised observations as the policy did in training."""
-
-
-class TransferError(ModularPPOError):
-    """A run's policy that cannot act on the body asked for."""
 
 
 @dataclasses.dataclass

@@ -14,11 +14,7 @@ import numpy as np
 from jaxtyping import Float, UInt8
 
 from modular_ppo.body import BodyGraph
-from modular_ppo.errors import ModularPPOError
-
-
-class RenderError(ModularPPOError):
-    """Rendering is not possible on this machine; the message says what to install."""
+from modular_ppo.runs.errors import RenderError
 
 
 def module_colors(body: BodyGraph) -> dict[str, tuple[float, float, float, float]]:

@@ -12,7 +12,8 @@ from modular_ppo import cli
 from modular_ppo.body import load_body
 from modular_ppo.networks import NetworkConfig, make_network
 from modular_ppo.ppo import BodyGroupError, new_training_state
-from modular_ppo.runs.config import RunConfigError, TrainRunConfig
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.errors import RunConfigError
 
 
 BODIES = ("centipede-4", "centipede-6")

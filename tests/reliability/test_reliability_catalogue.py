@@ -21,7 +21,8 @@ from rich.console import Console
 from modular_ppo.body import load_body
 from modular_ppo.env import ActionError, make_env
 from modular_ppo.env.toy import TargetReachingEnv
-from modular_ppo.runs.build import EnvRewardError, restore_run
+from modular_ppo.runs.build import restore_run
+from modular_ppo.runs.errors import EnvRewardError
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.run_dir import new_run_dir
 from modular_ppo.runs.train_run import run_training

@@ -17,7 +17,8 @@ from reliability_tools import ROOT, STEPS_PER_ITERATION, TINY, plain
 
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.interrupts import StopRequests, TrainingInterrupted
+from modular_ppo.runs.errors import TrainingInterrupted
+from modular_ppo.runs.interrupts import StopRequests
 from modular_ppo.runs.run_dir import read_metrics
 
 TIMEOUT_S = 600

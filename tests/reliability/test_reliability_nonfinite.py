@@ -16,7 +16,8 @@ from modular_ppo.ppo import PPOConfig
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig
-from modular_ppo.runs.train_run import TrainingFailed, run_training
+from modular_ppo.runs.errors import TrainingFailed
+from modular_ppo.runs.train_run import run_training
 
 
 class RewardTurnsNaN:

@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from modular_ppo.runs.checkpoint import Checkpointer, CheckpointError
+from modular_ppo.runs.checkpoint import Checkpointer
+from modular_ppo.runs.errors import CheckpointError
 
 
 def _state(scale: float):
