@@ -227,9 +227,10 @@ def train(backend: str, shape: str, repeats: int | None = None) -> dict:
     env = make_env(body, EnvConfig(), backend)
     network = make_network(body, env.obs_sizes, NetworkConfig(arch="separate"),
                            rngs=nnx.Rngs(0))
-    graphdef, state = new_training_state(env, network, config, seed=0)
+    groups, state = new_training_state([(env, network)], config, seed=0)
+    (group,) = groups
     wall, cpu = time.perf_counter(), time.process_time()
-    step = train_step.lower(env, graphdef, config, state).compile()
+    step = train_step.lower(groups, config, state).compile()
     compile_s, compile_cpu_s = time.perf_counter() - wall, time.process_time() - cpu
     holder = {"state": jax.block_until_ready(step(state)[0])}
     first = time.perf_counter() - started
@@ -237,12 +238,16 @@ def train(backend: str, shape: str, repeats: int | None = None) -> dict:
     def iteration() -> None:
         holder["state"] = jax.block_until_ready(step(holder["state"])[0])
 
+    def own(s):
+        return s.groups[group.name]
+
     rollout = jax.jit(lambda s: collect_rollout(
-        env, graphdef, s.network, s.env_state, s.recurrent, config.rollout_length)[3])
+        env, group.graphdef, s.network_state(), own(s).env_state, own(s).recurrent,
+        config.rollout_length)[3])
     rollout = rollout.lower(holder["state"]).compile()
     raw, _ = _compiled_scan(_random_actions_step(env, config.n_envs),
-                            holder["state"].env_state, config.rollout_length)
-    raw_state = jax.tree.map(jax.numpy.copy, holder["state"].env_state)
+                            own(holder["state"]).env_state, config.rollout_length)
+    raw_state = jax.tree.map(jax.numpy.copy, own(holder["state"]).env_state)
     clocks = _timed_together({
         "train": iteration,
         "rollout": lambda: jax.block_until_ready(rollout(holder["state"])),
