@@ -24,6 +24,7 @@ from rich.markup import escape
 
 from modular_ppo import commands
 from modular_ppo.errors import ModularPPOError
+from modular_ppo.ppo import DistributedConfig, start_distributed
 from modular_ppo.runs.config import TrainRunConfig, train_defaults
 from modular_ppo.runs.errors import TrainingInterrupted
 
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        start_distributed(_distributed_flags(argv))  # before anything that starts JAX
         train_default = train_defaults(_flag_value(argv, "--body"))
     except ModularPPOError as error:
         return _refuse(error, console)
@@ -108,6 +110,26 @@ def _flag_value(argv: list[str], flag: str) -> str | None:
         if arg.startswith(flag + "="):
             return arg.split("=", 1)[1]
     return None
+
+
+def _distributed_flags(argv: list[str]) -> DistributedConfig:
+    """The --distributed.* flags of a `train` command line, read before tyro parses it:
+    JAX's distributed runtime must start before JAX does anything else (even choosing the
+    default PPO settings by platform). Values that are not numbers are left to tyro to
+    refuse."""
+    if not argv or argv[0] != "train":
+        return DistributedConfig()
+
+    def number(flag: str) -> int | None:
+        value = _flag_value(argv, flag)
+        return int(value) if value is not None and value.isdigit() else None
+
+    return DistributedConfig(
+        coordinator_address=_flag_value(argv, "--distributed.coordinator-address"),
+        num_processes=number("--distributed.num-processes"),
+        process_id=number("--distributed.process-id"),
+        auto="--distributed.auto" in argv,
+    )
 
 
 def _run(command: object, console: Console) -> None:

@@ -33,9 +33,10 @@ def put_model(body: BodyGraph) -> tuple[mjx.Model, mjx.Data]:
     Raises UnsupportedModelError, naming the body file and what to change, where MJX
     refuses the model.
     """
+    device = jax.local_devices()[0]  # not jax.devices()[0]: another process's, in a run of several
     try:
-        model = mjx.put_model(body.model, impl="jax")
-        return model, mjx.make_data(model)
+        model = mjx.put_model(body.model, device=device, impl="jax")
+        return model, mjx.make_data(model, device=device)
     except NotImplementedError as e:
         raise UnsupportedModelError(
             f"{body.source}: MJX cannot simulate this model ({e}). {_unsupported_hint(str(e))}"

@@ -64,8 +64,21 @@ def initialize_distributed(
         ) from None
 
 
+_joined: list[DistributedConfig] = []
+"""The settings this process joined a run with (at most one)."""
+
+
 def start_distributed(config: DistributedConfig) -> None:
-    """`initialize_distributed` as `config` says; nothing when it is not enabled."""
+    """`initialize_distributed` as `config` says: nothing when it is not enabled, nor when
+    this process has already joined with the same settings (the CLI joins before it
+    parses the rest of the command line)."""
+    if not config.enabled or _joined == [config]:
+        return
+    if _joined:
+        raise DistributedSetupError(
+            f"this process already joined a run of several processes with {_joined[0]}; "
+            f"it cannot join again with {config}."
+        )
     if config.auto:
         if config.coordinator_address or config.num_processes or config.process_id:
             raise DistributedSetupError(
@@ -77,6 +90,7 @@ def start_distributed(config: DistributedConfig) -> None:
     elif config.enabled:
         initialize_distributed(config.coordinator_address, config.num_processes,
                                config.process_id)
+    _joined.append(config)
 
 
 def _check(coordinator_address: object, num_processes: object, process_id: object) -> None:

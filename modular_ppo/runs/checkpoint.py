@@ -36,9 +36,15 @@ def structure_id(tree: Any) -> str:
     """A short fingerprint of a pytree's structure, leaf shapes and dtypes."""
     leaves = jax.tree_util.tree_flatten_with_path(_keys_to_data(tree))[0]
     text = "".join(
-        f"{jax.tree_util.keystr(path)}{np.shape(x)}{np.asarray(x).dtype}" for path, x in leaves
+        f"{jax.tree_util.keystr(path)}{np.shape(x)}{_dtype(x)}" for path, x in leaves
     )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _dtype(x: Any) -> np.dtype:
+    """A leaf's dtype, without fetching its value (an array of several processes has
+    none here)."""
+    return np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
 
 
 def _is_prng_key(x: Any) -> bool:
