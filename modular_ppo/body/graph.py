@@ -98,7 +98,8 @@ class BodyGraph:
 
     @property
     def root_body_id(self) -> int:
-        """The MuJoCo id of the root module's top body (global features and "root" velocity read it)."""
+        """The MuJoCo id of the root module's top body (the global features and the "root"
+        velocity source read it)."""
         return int(self.bodies.nodes[self.modules[self.root_module].root_body]["id"])
 
     def module_index(self, name: str) -> int:
