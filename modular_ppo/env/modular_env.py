@@ -126,7 +126,8 @@ class ModularEnv:
         Observations, rewards and termination read one instant: the state after the
         step, with its kinematics. The episode terminates when that state leaves the
         task's healthy ranges (root height, root hinge angle, joint state; never for a
-        task without them) and is truncated after `episode_length` steps; done = either.
+        task without them or with `terminate_when_unhealthy` off) and is truncated after
+        `episode_length` steps; done = either.
         On done the returned state is a fresh start with new reset noise (auto-reset),
         while its reward, done, metrics and info["truncation"] describe the step that
         finished.
