@@ -7,7 +7,7 @@ and centipede-6, evaluated on centipede-8, which it never saw.
 Trains, with the same network and PPO settings and the same number of env steps:
 (1) centipede-4 + centipede-6 together (half the environments each), (2) centipede-8
 alone. Evaluates on centipede-8: (1) zero-shot (its parameters unchanged; the observation
-normaliser from the policy's own warm-up steps, `eval --body`), (2) the policy trained on
+normalizer from the policy's own warm-up steps, `eval --body`), (2) the policy trained on
 it, and a uniformly random policy. Throughput: env-steps/s of the mixed run against short
 single-body runs of centipede-4 and centipede-6 with the same total number of
 environments (median over the calls after the first, compile excluded).
@@ -206,7 +206,7 @@ def report(args, started, load_before, load_after, figures) -> str:
         "minibatches, gamma 0.97, team advantage), episodes of 1000 steps, "
         f"**{args.steps:,} env steps** each (the mixed run: 32 envs of each body, equal loss "
         f"shares). Evaluation on {TARGET}: {EPISODES} episodes of up to 1000 steps; the "
-        "zero-shot policy's normaliser statistics come from 4,096 warm-up steps of its own "
+        "zero-shot policy's normalizer statistics come from 4,096 warm-up steps of its own "
         "actions on the new body (no reward, no parameter change).",
         "",
         f"| policy on {TARGET} | team return (deterministic) | team return (stochastic) "

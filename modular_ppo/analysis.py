@@ -63,7 +63,7 @@ def load_run(run_dir: Path | str) -> RunCurves:
     rows = [r for r in read_metrics(run_dir) if any(k.startswith("losses/") for k in r)]
     if not rows:
         raise AnalysisError(
-            f"{run_dir}: metrics.jsonl holds no training iterations yet. Analyse the run "
+            f"{run_dir}: metrics.jsonl holds no training iterations yet. Analyze the run "
             "after it has logged at least one iteration."
         )
     keys = sorted({k for r in rows for k in r if k != "step"})
@@ -145,7 +145,7 @@ def _finite(steps, values) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _moving_average(values: np.ndarray, points: int = 50) -> np.ndarray:
-    """Mean over a centred window of about len/points iterations (edges: shorter windows),
+    """Mean over a centered window of about len/points iterations (edges: shorter windows),
     so a long run's trend shows through the per-iteration noise."""
     window = max(1, len(values) // points)
     if window == 1:

@@ -1,25 +1,15 @@
-"""Stage 1 of the pipeline: MJCF -> BodyGraph.
+"""Stage 1 of the pipeline: MJCF -> BodyGraph. Each name's docstring is its contract:
 
-Contract (what later stages may use):
-- `BodyGraph.from_mjcf(path | xml string | mujoco.MjSpec, partition=None, name=None)`
-  and `load_body(name_or_path, partition=None)` for bundled bodies (`bundled_names()`:
-  the files in `bodies/` and generated sizes such as "centipede-6", "swimmer-4"; any size
-  N of a generated family loads).
-- `BodyGraph.model` (compiled `mujoco.MjModel`), `.xml` (MJCF text that rebuilds the same
-  graph, partition included), `.modules` (name -> `Module`, root module first),
-  `.module_names`, `.actuated_modules`, `.hop_distance` [M, M], `.neighbours(module, hops)`,
-  `.root_body_id`, `.partition_of_actuators()`, `.partition_annotation()`, the body's
-  own task `.task` (`TaskSpec`: reward weights, healthy ranges, reset noise, velocity
-  source, frame skip; read from `modular_ppo:` annotations, see `modular_ppo.body.task`),
-  `.frame_skip`, `.healthy_z`, `.init_qpos` [nq], `.numerics` (<custom><numeric> values).
-- `Module`: `body_ids`, `joint_ids`, `qpos_adr`, `qvel_adr`, `actuator_ids` (numpy int32,
-  sorted MuJoCo ids), `bodies`, `joints`, `actuators` (names), `root_body`, `root_bodies`,
-  `parent`, `children`.
-- Partitions (`partition=`): a mapping module -> bodies, a partition named in the MJCF
-  (e.g. "4x2", "2x4d" for the ant: MaMuJoCo's), or a rule ("subtrees",
-  "per_actuated_body"); the format is documented in `modular_ppo.body.partition`.
-- Errors are `BodyGraphError` (a ValueError) with a message naming file, element and fix.
-- `modular_ppo.body.describe`: plain-data tables and a PNG of the graph for the CLI.
+- the graph: `BodyGraph` (graph.py: `from_mjcf(path | xml string | MjSpec, partition=...)`,
+  the compiled model, modules in module order, hop distances, the body's own task) and
+  its `Module`s (modules.py: names and sorted MuJoCo index arrays);
+- bundled bodies: `load_body`, `bundled_names` (library.py: the files in `bodies/`,
+  generated families such as "centipede-N", limb-removed variants);
+- partitions: `Partition` (partition.py: the mapping / named-partition / rule format and
+  the `modular_ppo:partition` annotation; rules in rules.py);
+- the body's task: `TaskSpec` (task.py: the `modular_ppo:` annotations of a body file);
+- errors: `BodyGraphError` (errors.py);
+- for the CLI: `modular_ppo.body.describe` (tables and a PNG of the graph).
 """
 
 from modular_ppo.body.errors import BodyGraphError

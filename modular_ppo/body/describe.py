@@ -77,7 +77,7 @@ def module_tree_text(body: BodyGraph) -> str:
 
 
 def draw_body_graph(body: BodyGraph, png_path: str | Path) -> Path:
-    """Draw the body tree, bodies coloured by module, to a PNG (matplotlib, Agg backend)."""
+    """Draw the body tree, bodies colored by module, to a PNG (matplotlib, Agg backend)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -86,18 +86,18 @@ def draw_body_graph(body: BodyGraph, png_path: str | Path) -> Path:
     graph = body.bodies.subgraph(b for b, d in body.bodies.nodes(data=True) if d["module"])
     positions = _tree_layout(graph)
     palette = plt.get_cmap("tab10" if len(body.modules) <= 10 else "tab20")
-    colour = {m: palette(i % palette.N) for i, m in enumerate(body.modules)}
+    color = {m: palette(i % palette.N) for i, m in enumerate(body.modules)}
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(graph)), 6.0))
     nx.draw_networkx(
         graph,
         pos=positions,
         ax=ax,
-        node_color=[colour[graph.nodes[b]["module"]] for b in graph],
+        node_color=[color[graph.nodes[b]["module"]] for b in graph],
         node_size=900,
         font_size=7,
         arrows=False,
     )
-    for module, c in colour.items():
+    for module, c in color.items():
         ax.scatter([], [], color=c, label=module)
     ax.legend(title="module", loc="best", fontsize=7)
     ax.set_title(f"{body.name}: {len(body.modules)} modules, {body.model.nu} actuators")
@@ -109,7 +109,7 @@ def draw_body_graph(body: BodyGraph, png_path: str | Path) -> Path:
 
 
 def _tree_layout(graph: nx.DiGraph) -> dict[str, tuple[float, float]]:
-    """Top-down tree layout: leaves spread evenly, parents centred over their children."""
+    """Top-down tree layout: leaves spread evenly, parents centered over their children."""
     positions: dict[str, tuple[float, float]] = {}
     next_x = [0.0]
 

@@ -32,7 +32,11 @@ _JOINT_TYPE_NAME = ("free", "ball", "slide", "hinge")  # indexed by mjtJoint
 class BodyGraph:
     """A MuJoCo body tree as a networkx graph plus a partition into named modules.
 
-    Build it with `BodyGraph.from_mjcf(path | xml string | MjSpec, partition=...)`.
+    Build it with `BodyGraph.from_mjcf(path | xml string | MjSpec, partition=...)`, or a
+    bundled body with `load_body`. Later stages read the compiled `model`, the `modules`
+    (name -> `Module`, root module first) with their static index arrays, the module tree
+    (`hop_distance`, `neighbors`) and the body's own task (`task`, `frame_skip`,
+    `healthy_z`, `init_qpos`); nothing here changes after construction.
     """
 
     name: str
@@ -42,6 +46,7 @@ class BodyGraph:
     """The model's MJCF text with the partition in use as its default annotation:
     `BodyGraph.from_mjcf(graph.xml)` rebuilds this graph (checkpoints, workers)."""
     model: mujoco.MjModel
+    """The compiled model."""
     bodies: nx.DiGraph
     """Nodes: body names, with attributes id, joints, joint_ids, joint_types, actuators,
     actuator_ids, geoms, geom_ids, module (None for static scenery). Edges: parent -> child."""
@@ -78,24 +83,30 @@ class BodyGraph:
 
     @property
     def module_names(self) -> tuple[str, ...]:
+        """Every module's name, in module order (`modules` order, the root module first)."""
         return tuple(self.modules)
 
     @property
     def actuated_modules(self) -> tuple[str, ...]:
+        """The modules with at least one actuator, in module order: the action keys."""
         return tuple(n for n, m in self.modules.items() if m.is_actuated)
 
     @property
     def root_module(self) -> str:
+        """The first module in module order: the one that owns the (first) top body."""
         return next(iter(self.modules))
 
     @property
     def root_body_id(self) -> int:
+        """The MuJoCo id of the root module's top body (the global features and the "root"
+        velocity source read it)."""
         return int(self.bodies.nodes[self.modules[self.root_module].root_body]["id"])
 
     def module_index(self, name: str) -> int:
+        """The module's position in `module_names` (the row / column of `hop_distance`)."""
         return self.module_names.index(name)
 
-    def neighbours(self, module: str, hops: int) -> tuple[str, ...]:
+    def neighbors(self, module: str, hops: int) -> tuple[str, ...]:
         """Modules at distance 1..hops from `module`, in module order."""
         i = self.module_index(module)
         return tuple(
@@ -125,6 +136,9 @@ class BodyGraph:
         or of a rule ("subtrees", "per_actuated_body"). None uses the model's own
         `modular_ppo:partition` annotation if present, else "subtrees". The format is
         documented in `modular_ppo.body.partition`.
+
+        Raises `BodyGraphError` (a ValueError) naming the file, the element at fault and
+        the fix.
         """
         spec, where = load_spec(source)
         model = compile_spec(spec, where)

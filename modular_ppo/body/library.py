@@ -31,7 +31,8 @@ _GENERATED_NAME = re.compile(r"^(?P<family>[a-z]+)-(?P<size>[^-]+)$")
 
 
 def bundled_names() -> list[str]:
-    """The bodies in `bodies/` and a few default sizes of the generated families."""
+    """The bodies in `bodies/` and a few default sizes of the generated families (e.g.
+    "centipede-6", "swimmer-4"; `load_body` takes any valid size)."""
     return sorted(p.stem for p in BODIES_DIR.glob("*.xml")) + list(DEFAULT_GENERATED)
 
 

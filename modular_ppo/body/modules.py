@@ -39,16 +39,21 @@ class Module:
     qvel_adr: np.ndarray
     """qvel (dof) addresses of every joint the module owns (free joint: 6, ball: 3, else 1)."""
     actuators: tuple[str, ...]
+    """Actuator names in MuJoCo id order (empty for a module without actuators)."""
     actuator_ids: np.ndarray
     parent: str | None
+    """The module that owns the parent of `root_body`, None for a root module."""
     children: tuple[str, ...]
+    """The modules whose parent is this one, in module order."""
 
     @property
     def n_actuators(self) -> int:
+        """Number of actuators, i.e. of this module's actions."""
         return int(self.actuator_ids.size)
 
     @property
     def is_actuated(self) -> bool:
+        """Whether the module acts (has an action); one without is observation / value only."""
         return self.actuator_ids.size > 0
 
 

@@ -1,9 +1,9 @@
 """swimmer-N: Gymnasium's swimmer lengthened to N capsule segments, built with MjSpec.
 
 Segment 0 carries the planar root joints (slide x, slide y, hinge z) and no motor; each
-further segment hangs from the previous one by a motorised hinge. Default partition: one
+further segment hangs from the previous one by a motorized hinge. Default partition: one
 module per segment. Named partitions "AxB" (MaMuJoCo's many-agent swimmer): A modules of
-B consecutive motorised segments each, for every A*B = N-1, plus segment_0.
+B consecutive motorized segments each, for every A*B = N-1, plus segment_0.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def swimmer_spec(n_segments: int) -> mujoco.MjSpec:
     if n_segments < MIN_SEGMENTS:
         raise BodyGraphError(
             f"swimmer-{n_segments}: a swimmer needs at least {MIN_SEGMENTS} segments (one "
-            f"motorised joint). Use swimmer-N with N >= {MIN_SEGMENTS}, e.g. swimmer-4."
+            f"motorized joint). Use swimmer-N with N >= {MIN_SEGMENTS}, e.g. swimmer-4."
         )
     spec = new_spec(f"swimmer-{n_segments}", _PHYSICS, timestep=0.01, iterations=1)
     spec.option.density = 4000
@@ -88,14 +88,14 @@ def _add_capsule(body: mujoco.MjsBody, fromto: list[float]) -> None:
 
 
 def _chain_partitions(segments: list[str]) -> dict[str, dict[str, list[str]]]:
-    """ "AxB" -> segment_0 alone, then A groups of B consecutive motorised segments."""
-    motorised = segments[1:]
+    """ "AxB" -> segment_0 alone, then A groups of B consecutive motorized segments."""
+    motorized = segments[1:]
     partitions = {}
-    for per_group in range(1, len(motorised) + 1):
-        if len(motorised) % per_group == 0:
-            groups = len(motorised) // per_group
+    for per_group in range(1, len(motorized) + 1):
+        if len(motorized) % per_group == 0:
+            groups = len(motorized) // per_group
             modules = {segments[0]: [segments[0]]}
             for g in range(groups):
-                modules[f"part_{g}"] = motorised[g * per_group : (g + 1) * per_group]
+                modules[f"part_{g}"] = motorized[g * per_group : (g + 1) * per_group]
             partitions[f"{groups}x{per_group}"] = modules
     return partitions

@@ -18,7 +18,7 @@ numerics (`<numeric name="modular_ppo:KEY" data="..."/>`):
   frame_skip             1 <= n <= 1000  physics steps per control step (integer)
 texts (`<text name="modular_ppo:KEY" data="..."/>`):
   task_reference         free text saying which standard the task follows
-  velocity_source        "root" (the root body's position), "com" (the centre of mass of
+  velocity_source        "root" (the root body's position), "com" (the center of mass of
                          the whole model) or a body's name
   healthy_reward_on      "healthy_state": paid when the state after the step is healthy
                          (Gymnasium v5: not on the terminating step); "every_step": paid
@@ -68,7 +68,7 @@ class TaskSpec:
     """Which standard the task follows, e.g. "Gymnasium Hopper-v5"; empty if none."""
     forward_reward_weight: float = 1.0
     velocity_source: str = "root"
-    """"root", "com" (whole model's centre of mass) or a body name."""
+    """"root", "com" (whole model's center of mass) or a body name."""
     healthy_reward: float = 1.0
     healthy_reward_on: Literal["healthy_state", "every_step"] = "healthy_state"
     ctrl_cost_weight: float = 0.5

@@ -29,7 +29,7 @@ class BodiesShowCommand:
     body: Annotated[str, tyro.conf.Positional]
     """A bundled body name or an MJCF path."""
     png: Path | None = None
-    """Also draw the body graph, coloured by module, to this PNG."""
+    """Also draw the body graph, colored by module, to this PNG."""
     partition: str | None = None
     """Partition rule or string; default: the body's own annotation."""
 

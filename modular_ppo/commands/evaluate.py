@@ -36,7 +36,7 @@ class EvalCommand:
     max sizes: shared, graph or attention runs only)."""
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     """With --body a body the run did not train on: env steps of the policy acting on it
-    that estimate its observation normaliser statistics (no reward used); 0: none."""
+    that estimate its observation normalizer statistics (no reward used); 0: none."""
     backend: Backend | None = None
     """Evaluate on this simulator instead of the run's own ("mjx" or "cpu"): the same
     policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
@@ -82,7 +82,7 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
             for k in results[name]["deterministic"]
         ]
         how = "" if policy.trained_on else (
-            f", zero-shot: not trained on, normaliser from {command.warmup_steps:,} warm-up steps"
+            f", zero-shot: not trained on, normalizer from {command.warmup_steps:,} warm-up steps"
         )
         where = f", on the {backend} backend" if backend is not None else ""
         console.print(table(f"{name} / {run.config.arch} at step {step:,} "

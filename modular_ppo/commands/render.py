@@ -1,4 +1,4 @@
-"""`render`: a video of a run's latest policy, modules coloured apart."""
+"""`render`: a video of a run's latest policy, modules colored apart."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ MAX_STEPS = 100_000
 
 @dataclasses.dataclass(frozen=True)
 class RenderCommand:
-    """Render a video of a run's latest policy, modules coloured apart."""
+    """Render a video of a run's latest policy, modules colored apart."""
 
     run: Path
     """The run directory."""
@@ -33,7 +33,7 @@ class RenderCommand:
 
 
 def render_run(command: RenderCommand, console: Console | None = None) -> Path:
-    """A video of the run's latest policy acting deterministically, modules coloured apart:
+    """A video of the run's latest policy acting deterministically, modules colored apart:
     on the run's (first) body, or on `command.body` as `evaluate_run` puts it there."""
     from modular_ppo.runs.episode import record_episode
     from modular_ppo.runs.video import render_frames, write_video

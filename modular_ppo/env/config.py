@@ -21,7 +21,11 @@ TASK_OVERRIDES = (
 
 @dataclasses.dataclass(frozen=True)
 class EnvConfig:
-    """Task, observation and episode settings of a ModularEnv (see `make_env`)."""
+    """Task, observation and episode settings of a ModularEnv (see `make_env`).
+
+    Frozen, and checked on construction (`EnvError` naming the field and the fix). The task
+    fields set (`TASK_OVERRIDES`) override the body's own task (`BodyGraph.task`).
+    """
 
     task: str = "run_forward"
     """Task name: "run_forward" (the body's own task as its file states it: velocity along

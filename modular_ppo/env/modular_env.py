@@ -42,9 +42,13 @@ class ModularEnv:
         physics: Simulator | None = None,
     ):
         self.body = body
+        """The morphology and its partition into modules."""
         self.task = task
+        """Reward terms, team split, termination and progress."""
         self.config = config
+        """The settings the env was built with."""
         self.episode_length = config.episode_length
+        """Control steps before an episode is truncated."""
         self._actions = ActionMap(body)
         self._observer = Observer(body, config)
         if physics is None:
@@ -73,6 +77,9 @@ class ModularEnv:
         return self._physics.model
 
     def reset(self, key: PRNGKeyArray) -> State:
+        """The first state of an episode: the rest pose with the task's reset noise drawn
+        from `key` (qpos = body.init_qpos + U(-s, s), qvel = U(-s, s) or s * N(0, 1));
+        zero reward, done and metrics (see `State`)."""
         key, start_key = jax.random.split(key)
         data = self._physics.start(*self._start_pose(start_key))
         episode = empty_episode(self.body.module_names)
@@ -107,6 +114,24 @@ class ModularEnv:
         return qpos, qvel
 
     def step(self, state: State, action: dict[str, Float[Array, "act"]]) -> State:
+        """One control step (`frame_skip` physics steps) from `state` under `action`.
+
+        action: exactly the actuated modules -> Float[n_actuators] in [-1, 1], mapped
+        affinely onto each actuator's ctrlrange (clipped); the control cost is taken on
+        the action as given, as in Brax. Wrong keys or shapes raise `ActionError` at
+        trace time. Non-finite entries are treated as 0 (the middle of the range) and
+        flag metrics["invalid_action"] = 1.0, so a trainer's NaN guard can stop the run;
+        the step itself stays finite.
+
+        Observations, rewards and termination read one instant: the state after the
+        step, with its kinematics. The episode terminates when that state leaves the
+        task's healthy ranges (root height, root hinge angle, joint state; never for a
+        task without them or with `terminate_when_unhealthy` off) and is truncated after
+        `episode_length` steps; done = either.
+        On done the returned state is a fresh start with new reset noise (auto-reset),
+        while its reward, done, metrics and info["truncation"] describe the step that
+        finished.
+        """
         self._actions.check(action)
         action, invalid = self._actions.sanitize(action)
         data = self._physics.step(state.data, self._actions.to_ctrl(action))

@@ -59,7 +59,7 @@ class Observer:
         self._gather: dict[str, np.ndarray] = {}
         for name in body.module_names:
             blocks = list(own[name])
-            for neighbor in body.neighbours(name, config.neighbor_hops):
+            for neighbor in body.neighbors(name, config.neighbor_hops):
                 hops = int(body.hop_distance[body.module_index(name), body.module_index(neighbor)])
                 blocks += [(dataclasses.replace(b, hops=hops), idx) for b, idx in own[neighbor]]
             blocks += global_blocks

@@ -221,6 +221,7 @@ TASKS: dict[str, Callable[[BodyGraph, EnvConfig], Task]] = {
     ),
 }
 TASK_NAMES = tuple(TASKS)
+"""The task names `EnvConfig.task` accepts: "run_forward", "run_direction"."""
 
 
 def make_task(body: BodyGraph, config: EnvConfig) -> Task:

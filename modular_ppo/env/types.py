@@ -12,12 +12,14 @@ from modular_ppo.body import BodyGraph
 
 @struct.dataclass
 class State:
-    """One environment's state (a batch of them under `vmap`).
+    """One environment's state (a batch of them under `vmap`), with MuJoCo Playground's
+    fields.
 
     data: the simulator's state (`mjx.Data`).
     obs: module name -> Float[obs_size] for every module.
     reward: module name -> Float[] for every module; summed over modules it equals the
-        single-agent task reward.
+        single-agent task reward (run_forward: Gymnasium v5's locomotion reward with the
+        body's weights, see tasks.py).
     done: Float[] 1.0 when this step ended the episode (termination or truncation).
     metrics: per-step scalars, at least "forward_velocity" (velocity along the task's
         direction). ModularEnv adds "invalid_action" (1.0 when the action had a non-finite
@@ -45,15 +47,23 @@ class ModularEnvProtocol(Protocol):
     """What the PPO core needs of an environment. Single-env functions; callers vmap."""
 
     body: BodyGraph
+    """The morphology and its partition into modules."""
     obs_sizes: dict[str, int]
     """module name -> observation size, for every module."""
     action_sizes: dict[str, int]
     """actuated module name -> number of actions; actions are in [-1, 1]."""
     episode_length: int
+    """Control steps before an episode is truncated."""
 
-    def reset(self, key: PRNGKeyArray) -> State: ...
+    def reset(self, key: PRNGKeyArray) -> State:
+        """The first state of an episode, its reset noise drawn from `key`."""
+        ...
 
-    def step(self, state: State, action: dict[str, Float[Array, "act"]]) -> State: ...
+    def step(self, state: State, action: dict[str, Float[Array, "act"]]) -> State:
+        """One control step; `action` is keyed by exactly the actuated modules, each in
+        [-1, 1]. On done the returned state is already the next episode's first (see
+        `State`)."""
+        ...
 
 
 __all__ = ["State", "ModularEnvProtocol"]

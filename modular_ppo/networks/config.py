@@ -43,7 +43,14 @@ class AttentionConfig:
 
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
-    """Module-keyed actor-critic networks (see `modular_ppo.networks`)."""
+    """Module-keyed actor-critic networks (built by `make_network`).
+
+    Frozen, and checked on construction (`NetworkConfigError` naming the field). Every
+    architecture (`arch`) has separate policy and value streams, an optional recurrent
+    core (`recurrent`) and an optional centralized critic (`centralized_critic`: values
+    see all modules' observations, policies stay local). The graph and attention
+    settings are nested as `graph` and `attention`.
+    """
 
     arch: Architecture = "shared"
     """separate: an independent policy MLP and value MLP per module. shared: one policy MLP

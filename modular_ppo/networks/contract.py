@@ -2,6 +2,12 @@
 
 Per-module arrays are in dicts keyed by module name; their feature sizes differ between
 modules, so those axes are written `_obs` / `_act` (not checked for equality across keys).
+
+Everything a network holds is nnx state: `nnx.Param` (what optimizers and `jax.grad` act
+on), `NormalizerStatistic` (running observation statistics, not a Param) and the sampling
+RNG, so `nnx.split` / `nnx.merge` around `jax.jit`, and checkpoints of
+`nnx.state(network)`, carry all of it. Body structure (module order, tree, hop mask) is
+static, in the graph definition.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ without recurrence has a state with no leaves."""
 
 @struct.dataclass
 class NetworkOutput:
+    """One call's actions, their log-likelihoods and the value estimates."""
+
     actions: dict[str, Float[Array, "batch _act"]]
     """Actuated module -> actions in [-1, 1] (what the env receives)."""
     loglikelihoods: dict[str, Float[Array, "batch"]]
@@ -32,7 +40,10 @@ class NetworkOutput:
 
 @struct.dataclass
 class StepOutput:
+    """What `ModularNetwork.__call__` returns."""
+
     next_state: NetState
+    """The network state after this step (the recurrent carries), batch-first."""
     output: NetworkOutput
     regularization_loss: Float[Array, ""]
     """The network's own loss term: -entropy_weight * policy entropy (summed over actuated
@@ -42,15 +53,20 @@ class StepOutput:
 class ModularNetwork(nnx.Module):
     """Base class of every architecture.
 
-    `initialize_state(batch_size)`: the state at the start of an episode.
+    `initialize_state(batch_size)`: the state at the start of an episode (a `NetState`:
+      recurrent carries with a leading batch axis; no leaves without a recurrent core).
     `reset_state(state, done)`: `state` with the entries where `done` is set (bool, or
       float with nonzero meaning done, as in the env's `State.done`) back to their
       initial value, the others untouched.
     `__call__(state, obs, extras=None, deterministic=False)`:
       obs: module -> Float[batch, obs_size] for every module. With `extras=None` the policy
-      samples new actions from the network's own RNG stream (or takes the mode when
-      deterministic); with `extras` from an earlier call it re-evaluates those same
+      samples new actions from the network's own `nnx.Rngs` stream (or takes the mode,
+      squash(mean), when deterministic); with `extras` from an earlier call
+      (`output.extras`: the pre-squash samples, "raw_actions") it re-evaluates those same
       actions (log-likelihoods under the current parameters, no randomness drawn).
+      Returns a `StepOutput`: `next_state`, `output` (`NetworkOutput`: actions and
+      log-likelihoods keyed by actuated module, values keyed by every module) and
+      `regularization_loss`.
     `update_statistics(obs)`: update observation normalizer statistics from a batch
       module -> Float[..., obs_size]; called outside the gradient step.
     """

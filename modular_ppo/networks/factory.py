@@ -23,6 +23,10 @@ def make_network(
     `obs_sizes`). Action sizes are the modules' actuator counts. Parameters are drawn from
     `rngs.params()`, and the sampling stream is seeded from `rngs.action()` (each falls
     back to the default stream: `nnx.Rngs(seed)` is enough).
+
+    The shared, graph and attention weights do not depend on the body: build a network
+    for another body with the same config (with `max_modules` / `max_obs_size` /
+    `max_action_size` set) and `nnx.update(other, nnx.state(network, nnx.Param))`.
     """
     layout = BodyLayout.build(body, obs_sizes, config)
     if config.arch == "separate":

@@ -29,7 +29,7 @@ class Minibatch:
     done: Float[Array, "time env"]
     old_loglikelihoods: dict[str, Float[Array, "time env"]]
     advantages: dict[str, Float[Array, "time env"]]
-    """Policy key -> the advantage its head is trained on (not yet normalised)."""
+    """Policy key -> the advantage its head is trained on (not yet normalized)."""
     value_targets: dict[str, Float[Array, "time env"]]
     """Value key -> the GAE return its head regresses to."""
 

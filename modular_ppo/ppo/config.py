@@ -17,7 +17,7 @@ def _require(ok: bool, config: str, field: str, value: object, fix: str) -> None
 
 @dataclasses.dataclass(frozen=True)
 class PPOConfig:
-    """Proximal policy optimisation with one value head and one policy head per module."""
+    """Proximal policy optimization with one value head and one policy head per module."""
 
     n_envs: int = 64
     """Environments stepped in parallel; a multiple of n_minibatches (of devices x
@@ -38,23 +38,23 @@ class PPOConfig:
     """PPO ratio clipping: ratios outside [1 - clip_range, 1 + clip_range] give no gradient.
     In (0, 1)."""
     normalize_advantages: bool = True
-    """Standardise the advantages of each policy key within each minibatch."""
+    """Standardize the advantages of each policy key within each minibatch."""
     combine_advantages: bool = False
     """Sum the modules' advantages into one team advantage and train every policy head on
     it (modules with a value head but no actions contribute to the sum)."""
     critic_loss_weight: float = 0.5
     """Weight of the summed critic losses (each 0.5 * mean squared error) in the total loss."""
     gradient_clipping: float | None = 1.0
-    """Clip the gradient to this global norm before the optimiser step; None disables."""
+    """Clip the gradient to this global norm before the optimizer step; None disables."""
     weight_decay: float | None = None
     """None: Adam. A value: AdamW with this decoupled weight decay."""
     total_steps: int = 1_000_000
     """Environment steps (over all environments) after which `train` stops."""
     iterations_per_call: int = 1
-    """PPO iterations run inside one jitted call, between two host synchronisations."""
+    """PPO iterations run inside one jitted call, between two host synchronizations."""
     data_parallel: bool = False
     """Split the environments evenly over every device (of every process, after
-    `initialize_distributed`), parameters and optimiser state copied to each, gradients
+    `initialize_distributed`), parameters and optimizer state copied to each, gradients
     averaged across them: the same update as one device with the same n_envs. n_envs must
     then be a multiple of devices x n_minibatches (checked when the run starts)."""
 

@@ -25,7 +25,7 @@ class StepCounter:
 
     @classmethod
     def of(cls, steps: int) -> StepCounter:
-        """A counter holding `steps` (a host int), e.g. to test behaviour near 2**31."""
+        """A counter holding `steps` (a host int), e.g. to test behavior near 2**31."""
         high, low = divmod(int(steps), LOW_BASE)
         return cls(high=jnp.asarray(high, jnp.int32), low=jnp.asarray(low, jnp.int32))
 

@@ -1,4 +1,4 @@
-"""Generalised advantage estimation per module, and the team advantage."""
+"""Generalized advantage estimation per module, and the team advantage."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def ppo_loss(
     config: PPOConfig,
 ) -> tuple[Float[Array, ""], LossTerms]:
     """Total loss = sum of actor losses + critic_loss_weight * sum of critic losses + the
-    network's regularisation loss. `params` (nnx.Param) is what gets differentiated."""
+    network's regularization loss. `params` (nnx.Param) is what gets differentiated."""
     outputs = replay(
         graphdef, nnx.merge_state(params, rest), batch.recurrent, batch.obs, batch.extras,
         batch.done,

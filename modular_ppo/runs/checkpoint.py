@@ -1,7 +1,7 @@
 """Checkpoints of the full training state, with orbax.
 
-A checkpoint holds every leaf of the training-state pytree (parameters, optimiser state,
-normaliser statistics, RNG keys, env states, step counters) plus a JSON identity (body,
+A checkpoint holds every leaf of the training-state pytree (parameters, optimizer state,
+normalizer statistics, RNG keys, env states, step counters) plus a JSON identity (body,
 architecture, leaf structure). Orbax writes each step into a temporary folder and renames it
 when complete, so a kill during a write leaves the previous checkpoint loadable. Restoring
 walks back from the newest step when one cannot be read, and moves the unreadable ones aside.
@@ -52,7 +52,7 @@ def _is_prng_key(x: Any) -> bool:
 
 
 def _keys_to_data(tree: Any) -> Any:
-    """Typed PRNG keys are not array-serialisable: store their raw key data."""
+    """Typed PRNG keys are not array-serializable: store their raw key data."""
     return jax.tree.map(lambda x: jax.random.key_data(x) if _is_prng_key(x) else x, tree)
 
 

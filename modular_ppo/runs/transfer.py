@@ -2,7 +2,7 @@
 
 Zero-shot means the parameters are the run's, unchanged, in a network built for the new
 body with the run's network config (same architecture and max sizes, the new body's module
-graph). The observation normaliser is per body state, not a parameter: for a new body its
+graph). The observation normalizer is per body state, not a parameter: for a new body its
 statistics are estimated from `warmup_steps` environment steps of the policy itself acting
 on that body (observations only; no reward is used and no parameter changes).
 """
@@ -28,7 +28,7 @@ DEFAULT_WARMUP_STEPS = 4096
 WARMUP_ENVS = 16
 WARMUP_ROUNDS = 4
 """The warm-up runs in rounds, the statistics updated after each, so later rounds act on
-normalised observations as the policy did in training."""
+normalized observations as the policy did in training."""
 
 
 @dataclasses.dataclass
@@ -40,7 +40,7 @@ class PolicyOnBody:
     graphdef: nnx.GraphDef
     network_state: nnx.State
     trained_on: bool
-    """Whether the run trained on this body (its own normaliser statistics are used)."""
+    """Whether the run trained on this body (its own normalizer statistics are used)."""
 
 
 def trained_policies(run: Run) -> dict[str, PolicyOnBody]:
@@ -55,7 +55,7 @@ def trained_policies(run: Run) -> dict[str, PolicyOnBody]:
 def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
                    key: PRNGKeyArray) -> PolicyOnBody:
     """The run's policy on `body_name`: its own if the run trained on it, else the run's
-    parameters in a network built for that body, normaliser warmed up (module docstring).
+    parameters in a network built for that body, normalizer warmed up (module docstring).
 
     run_name: how to call the run in error messages (its directory).
     """

@@ -4,7 +4,7 @@ step for step where the two solvers converge alike.
 Each body costs one trace and one XLA compile of a whole rollout, about 10 s of CPU. To keep
 that down: the generated sizes beyond the first share their template, so one size per
 family is stepped here (`test_body_library.py` puts every size through `mjx.put_model` and a
-C rollout); XLA's backend optimisation is off, which halves compile time while run time
+C rollout); XLA's backend optimization is off, which halves compile time while run time
 does not matter for 20 control steps; and two bodies compile at once (XLA compiles without
 holding the GIL), so both cores of a CI runner work.
 

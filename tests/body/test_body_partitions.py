@@ -108,11 +108,11 @@ def test_default_annotation_may_name_a_rule():
     assert graph.module_names == load_body("ant-modular", "per_actuated_body").module_names
 
 
-def test_hop_distances_and_neighbours_follow_the_module_tree():
+def test_hop_distances_and_neighbors_follow_the_module_tree():
     ant = load_body("ant-modular")
-    assert ant.neighbours("front_left", 1) == ("torso",)
-    assert ant.neighbours("front_left", 2) == ("torso", "front_right", "back_left", "back_right")
-    assert ant.neighbours("torso", 1) == ("front_left", "front_right", "back_left", "back_right")
+    assert ant.neighbors("front_left", 1) == ("torso",)
+    assert ant.neighbors("front_left", 2) == ("torso", "front_right", "back_left", "back_right")
+    assert ant.neighbors("torso", 1) == ("front_left", "front_right", "back_left", "back_right")
     walker = load_body("walker2d-modular")
     i, j = walker.module_index("foot"), walker.module_index("foot_left")
     assert walker.hop_distance[i, j] == 6  # foot-leg-thigh-torso-thigh_left-leg_left-foot_left

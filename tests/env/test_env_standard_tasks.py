@@ -8,7 +8,7 @@ env, stepped again with MuJoCo's C simulator to the state after it (the env's ow
 after a done step is already the next episode's start), and handed to the Gymnasium v5 env
 class of that body (built on this project's MJCF), whose own `_get_rew` and `is_healthy`
 give the reference reward and termination. Velocities are taken the way Gymnasium does
-(qpos[0], the main body's xpos, or the centre of mass for Humanoid), on the project's
+(qpos[0], the main body's xpos, or the center of mass for Humanoid), on the project's
 states, all of one instant.
 """
 

@@ -16,13 +16,13 @@ Figures (2026-11-30, 2-core CPU shared with other test runs; `pytest tests/learn
   227 / 69 / 131 at 0.14 / -0.06 / 0.09 m/s deterministically, 28 / 23 / 19 stochastically;
   learning rate 0 for 98k steps: 96-136 at -0.17 to -0.04 m/s. Broken builds, seed 0: critic
   loss zeroed 355, 1.71 m/s, explained variance -0.01; GAE scanned forwards in time 68,
-  0.63 m/s, 0.49; GAE bootstrapping across episode ends 231, 1.36 m/s, 0.33; normaliser
+  0.63 m/s, 0.49; GAE bootstrapping across episode ends 231, 1.36 m/s, 0.33; normalizer
   adding the mean 213, 1.29 m/s, 0.89; observations one step late 340, 1.76 m/s, 0.77 (not
   found out here, nor at 1M).
 - Benchmark, 1M env steps: seeds 0 / 1 / 2: 3,277 / 3,447 / 3,289, 2.28 / 2.45 / 2.29 m/s,
   every episode 1000 steps (9.5 minutes for the test with its zero-gradient run). Learning
   rate 0 for 1M steps (seed 0): 120 at -0.10 m/s. Broken builds at 1M, seed 0: critic loss
-  zeroed 343; normaliser adding the mean 739; observations one step late 3,017.
+  zeroed 343; normalizer adding the mean 739; observations one step late 3,017.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def test_ppo_learns_to_hop_forward(env):
     """CI: 98k env steps, seed 0. Broken learners it finds out (module docstring): a zero
     critic loss (explained variance), GAE scanned forwards in time (velocity, explained
     variance, return), GAE bootstrapping across episode ends (velocity, explained variance),
-    the normaliser adding the mean (velocity, return)."""
+    the normalizer adding the mean (velocity, return)."""
     outcome, explained_variance = trained(env, hopper_ppo(CI_STEPS), seed=0)
     baselines = untrained(env, seed=0)
     print({"trained": outcome, "explained variance": explained_variance, **baselines})
@@ -134,7 +134,7 @@ def test_ppo_learns_to_hop_forward(env):
 def test_ppo_learns_to_hop_on_every_seed(env):
     """1M env steps, seeds 0-2: every seed above BENCHMARK_MIN_RETURN, far above the
     untrained policy and a learner whose gradients are zero (learning rate 0: only the
-    observation normaliser moves)."""
+    observation normalizer moves)."""
     zero_gradient, _ = trained(env, hopper_ppo(BENCHMARK_STEPS, learning_rate=0.0), seed=0)
     for seed in (0, 1, 2):
         outcome, explained_variance = trained(env, hopper_ppo(BENCHMARK_STEPS), seed)

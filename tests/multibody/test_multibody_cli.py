@@ -1,5 +1,5 @@
 """`cli.py train` on two centipedes with one shared network, then eval on a third body it
-never saw, analyse, and the refusals."""
+never saw, analyze, and the refusals."""
 
 import json
 
@@ -63,7 +63,7 @@ def test_train_on_two_bodies_writes_a_video_of_each(run_dir):
         assert_video_shows_the_body(frames, graph, min_modules=2 * len(graph.module_names) // 3)
 
 
-def test_eval_zero_shot_on_an_unseen_body_and_analyse(run_dir, tmp_path, capsys):
+def test_eval_zero_shot_on_an_unseen_body_and_analyze(run_dir, tmp_path, capsys):
     assert cli.main(["eval", "--run", str(run_dir), "--body", "centipede-8", "--episodes", "2",
                      "--warmup-steps", "64"]) == 0
     out = capsys.readouterr().out

@@ -91,7 +91,7 @@ def random_obs():
 
 
 # One small width everywhere: most layers share a shape, so JAX compiles each parameter
-# initialiser and operation once for the whole directory.
+# initializer and operation once for the whole directory.
 SMALL = {
     "policy_hidden_sizes": (16,),
     "value_hidden_sizes": (16,),

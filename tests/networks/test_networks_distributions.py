@@ -12,7 +12,7 @@ from modular_ppo.networks import ActionDistribution
 TANH = ActionDistribution("tanh_gaussian")
 CLIPPED = ActionDistribution("clipped_gaussian")
 
-# (mean, std) per action dimension: centred, shifted, saturated, wide, narrow.
+# (mean, std) per action dimension: centered, shifted, saturated, wide, narrow.
 MEANS = np.array([0.0, 0.7, -2.5, 0.3, 1.5])
 STDS = np.array([0.6, 0.2, 1.0, 2.0, 0.05])
 

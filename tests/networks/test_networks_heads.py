@@ -1,4 +1,4 @@
-"""Policy heads: the std parameterisation and its initial value."""
+"""Policy heads: the std parameterization and its initial value."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def test_merged_statistics_match_numpy_over_all_batches():
     np.testing.assert_allclose(np.asarray(stats.variance), everything.var(axis=0), rtol=1e-4)
 
 
-def test_normalize_is_standardisation_clipped_and_identity_before_data():
+def test_normalize_is_standardization_clipped_and_identity_before_data():
     stats = RunningStatistics(2)
     x = jnp.asarray([[1.0, -200.0], [3.0, 5.0]])
     np.testing.assert_array_equal(np.asarray(stats.normalize(x, clip=10.0)), np.asarray(x))
@@ -49,7 +49,7 @@ def mode(net, obs):
     return net(net.initialize_state(4), obs, deterministic=True).output
 
 
-def test_network_normalises_inside_call_with_statistics_outside_params(
+def test_network_normalizes_inside_call_with_statistics_outside_params(
     bodies, obs_sizes_of, random_obs, small_config
 ):
     body = bodies["chain"]
@@ -71,12 +71,12 @@ def test_network_normalises_inside_call_with_statistics_outside_params(
     assert param_paths and not any("normalizer" in path for path in param_paths)
 
     obs = random_obs(sizes, 4, seed=2)
-    standardised = {
+    standardized = {
         m: (np.asarray(o) - data[m].mean(axis=(0, 1))) / data[m].std(axis=(0, 1))
         for m, o in obs.items()
     }
     out = mode(net, obs)
-    ref = mode(plain, standardised)
+    ref = mode(plain, standardized)
     for m in out.actions:
         np.testing.assert_allclose(out.actions[m], ref.actions[m], rtol=1e-4, atol=1e-6)
     for m in out.value_estimates:

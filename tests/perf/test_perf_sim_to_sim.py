@@ -56,8 +56,8 @@ TOLERANCE_RELATIVE = 0.03
 returns, whatever their standard error."""
 POLICY = NetworkConfig(arch="separate", policy_hidden_sizes=(32, 32), value_hidden_sizes=(8,))
 STATISTICS = ("team_return", "length")
-OPTIMISED = {"xla_backend_optimization_level": 1}
-"""The suite turns XLA's backend optimisation off (tests/conftest.py), which makes an MJX
+OPTIMIZED = {"xla_backend_optimization_level": 1}
+"""The suite turns XLA's backend optimization off (tests/conftest.py), which makes an MJX
 rollout run about 300 times slower (32 hopper episodes of 60 steps: 22 s instead of
 0.08 s); level 1 costs 2 s more to compile and is as fast as the default."""
 
@@ -96,10 +96,10 @@ def batch_means(env, graphdef, network_state, config: EvalConfig, n_batches: int
                 seed: int) -> dict[str, Float[np.ndarray, "batches"]]:
     """The evaluator's episode means over `n_batches` batches of `config.n_envs` episodes,
     batch k from reset key k of `seed` (the same keys on every backend). The evaluator is
-    `make_evaluator`'s function, compiled with XLA's optimisation."""
+    `make_evaluator`'s function, compiled with XLA's optimization."""
     keys = jax.random.split(jax.random.key(seed), n_batches)
     evaluate = run_episodes.lower(env, graphdef, config, network_state, keys[0]).compile(
-        compiler_options=OPTIMISED)
+        compiler_options=OPTIMIZED)
     rows = [jax.device_get(evaluate(network_state, key))
             for key in keys]
     return {s: np.array([float(row[f"episode/{s}"]) for row in rows]) for s in STATISTICS}

@@ -1,7 +1,7 @@
 """A small network that follows the networks contract, written independently of
 modular_ppo.networks so the PPO core can be tested on its own: one MLP per module with a
 tanh-Gaussian policy for actuated modules, a value head for every module, a running
-observation normaliser, and optionally a recurrent (Elman) layer."""
+observation normalizer, and optionally a recurrent (Elman) layer."""
 
 from __future__ import annotations
 

@@ -124,7 +124,7 @@ def test_host_loop_reports_compile_time_throughput_and_per_module_metrics(env, c
     assert later["episode/length"] == 20.0
     assert later["nonfinite/any"] is False
     assert later["critic/explained_variance/hub"] > 0.5
-    # Normaliser statistics were updated from every rollout, once.
+    # Normalizer statistics were updated from every rollout, once.
     normalizers = result.state.network_state()["normalizers"]
     assert int(normalizers["hub"]["count"][...]) == config.total_steps
 

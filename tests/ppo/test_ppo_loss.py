@@ -99,12 +99,12 @@ def test_ppo_loss_per_key_against_hand_computation(minibatch):
     np.testing.assert_allclose(total, hub + left + 0.5 * sum(critic.values()) + 0.25, rtol=1e-6)
 
 
-def test_advantages_are_normalised_per_policy_key(minibatch):
+def test_advantages_are_normalized_per_policy_key(minibatch):
     network = FixedOutputs({"hub": 0.0, "left": 0.0}, {"hub": 0.0, "left": 0.0, "passive": 0.0},
                            0.0)
     graphdef, params, rest = nnx.split(network, nnx.Param, ...)
     _, terms = ppo_loss(params, rest, graphdef, minibatch, PPOConfig(normalize_advantages=True))
-    # Ratio 1: the loss is minus the mean normalised advantage, zero for every key.
+    # Ratio 1: the loss is minus the mean normalized advantage, zero for every key.
     for key in ("hub", "left"):
         np.testing.assert_allclose(terms.actor[key], 0.0, atol=1e-6)
 
