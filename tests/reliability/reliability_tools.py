@@ -33,7 +33,7 @@ TINY_BODY = """
 </mujoco>
 """
 """Two modules (base, arm), one motor each, no contacts: the cheapest MJX body to compile.
-The fields let catalogue cases break it in one place."""
+The fields let catalog cases break it in one place."""
 
 TINY_ACTUATORS = ('<motor name="push" joint="slide" ctrlrange="-1 1" gear="10"/>'
                   '<motor name="bend" joint="elbow" ctrlrange="-1 1" gear="5"/>')

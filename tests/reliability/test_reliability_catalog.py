@@ -1,4 +1,4 @@
-"""A catalogue of bad inputs across the tool, one case each: every one gets a single clear
+"""A catalog of bad inputs across the tool, one case each: every one gets a single clear
 error naming the thing at fault, where it is and the fix, a non-zero exit code from the
 CLI, and no traceback.
 
