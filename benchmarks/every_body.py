@@ -9,7 +9,7 @@
 changed: the body's own task and PPO preset), one process per core given (`taskset`),
 each until --total-steps or --minutes, evaluating every 250k steps (32 episodes), and
 keeps the run directories under benchmarks/results/every_body/<body>/seed<k> (config.json,
-metrics.jsonl, eval.json and the log; checkpoints are dropped), the load average sampled
+metrics.jsonl gzipped, eval.json and the log; checkpoints are dropped), the load average sampled
 every 30 s beside them. `report` reads every run directory there: a
 column is filled only where every seed reached it (steps or wall time), with the mean and
 the spread (min-max) over seeds, the number of seeds, the load seen during the runs, and
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gzip
 import json
 import os
 import platform
@@ -89,10 +90,14 @@ def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
 
 
 def _keep_records_only(run_dir: Path) -> None:
-    """A finished benchmark run keeps config.json, metrics.jsonl and eval.json (what the
-    report reads); its checkpoints and TensorBoard events go."""
+    """A finished benchmark run keeps config.json, metrics.jsonl (gzipped) and eval.json
+    (what the report reads); its checkpoints and TensorBoard events go."""
     for name in ("checkpoints", "tensorboard"):
         shutil.rmtree(run_dir / name, ignore_errors=True)
+    metrics = run_dir / "metrics.jsonl"
+    if metrics.exists():
+        (run_dir / "metrics.jsonl.gz").write_bytes(gzip.compress(metrics.read_bytes(), 9))
+        metrics.unlink()
 
 
 def _sample_load(stop: threading.Event, results: Path) -> None:
@@ -103,17 +108,28 @@ def _sample_load(stop: threading.Event, results: Path) -> None:
             f.flush()
 
 
-def _curve(run_dir: Path) -> list[dict]:
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()
-            if line.strip()]
-    return [r for r in rows if "eval/team_return" in r and "time/elapsed_s" in r]
+def _curve(run_dir: Path) -> tuple[list[dict], dict]:
+    """The run's evaluation rows, and its last row (how far it got)."""
+    rows = [json.loads(line) for line in _metrics_text(run_dir).splitlines() if line.strip()]
+    rows = [r for r in rows if "time/elapsed_s" in r]
+    return [r for r in rows if "eval/team_return" in r], (rows[-1] if rows else {})
 
 
-def _at(curve: list[dict], key: str, limit: float) -> dict | None:
+def _metrics_text(run_dir: Path) -> str:
+    """metrics.jsonl, or metrics.jsonl.gz as committed runs keep it."""
+    plain = run_dir / "metrics.jsonl"
+    if plain.exists():
+        return plain.read_text()
+    return gzip.decompress((run_dir / "metrics.jsonl.gz").read_bytes()).decode()
+
+
+def _at(curve: tuple[list[dict], dict], key: str, limit: float) -> dict | None:
     """The last evaluation at `limit` (steps or wall seconds; 1% over counts, as iterations
-    end on whole batches), None if the run stopped before it."""
-    before = [r for r in curve if r[key] <= limit * 1.01]
-    if not before or max(r[key] for r in curve) < limit * 0.99:
+    end on whole batches), None if the run stopped before it (its last row, evaluated or
+    not, short of the limit)."""
+    evaluations, last = curve
+    before = [r for r in evaluations if r[key] <= limit * 1.01]
+    if not before or last.get(key, 0) < limit * 0.99:
         return None
     return before[-1]
 
@@ -123,26 +139,46 @@ def _cell(rows: list[dict | None]) -> str:
         return "-"
     returns = [r["eval/team_return"] for r in rows]
     speeds = [r.get("eval/forward_velocity", float("nan")) for r in rows]
+    lengths = [r.get("eval/length", float("nan")) for r in rows]
     mean = sum(returns) / len(returns)
     spread = f" ({min(returns):,.0f}-{max(returns):,.0f})" if len(returns) > 1 else ""
-    return f"{mean:,.0f}{spread}, {sum(speeds) / len(speeds):.2f} m/s"
+    return (f"{mean:,.0f}{spread}, {sum(speeds) / len(speeds):.2f} m/s, episodes "
+            f"{sum(lengths) / len(lengths):.0f} steps")
+
+
+def _brax_cell(results: Path, body: str) -> str:
+    """Brax PPO's eval return at 10 and 20 minutes from `brax_<task>.json` in the results
+    folder (benchmarks/brax_ppo.py, run beside ours on the other core), '' without one."""
+    path = results / f"brax_{body.removesuffix('-modular')}.json"
+    if not path.exists():
+        return ""
+    curve = json.loads(path.read_text())["curve"]
+    cells = []
+    for minutes in MINUTE_MARKS:
+        before = [r for r in curve if r["wall_s"] <= minutes * 60]
+        cells.append("-" if not before else
+                     f"{before[-1]['eval_return']:,.0f} ({before[-1]['steps'] / 1e6:.2f}M steps)")
+    return " / ".join(cells)
 
 
 def report(write: bool, results: Path) -> str:
     lines = [
-        "| body | seeds | 1M steps | 5M steps | 10 min | 20 min | published PPO at 1M |",
-        "|---|---|---|---|---|---|---|",
+        "| body | seeds | 1M steps | 5M steps | 10 min | 20 min | published PPO at 1M "
+        "| Brax PPO beside it, 10 / 20 min |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for body_dir in sorted(p for p in results.iterdir() if p.is_dir()):
         curves = [_curve(d) for d in sorted(body_dir.iterdir())
-                  if d.is_dir() and (d / "metrics.jsonl").exists()]
-        curves = [c for c in curves if c]
+                  if d.is_dir() and any((d / f).exists()
+                                        for f in ("metrics.jsonl", "metrics.jsonl.gz"))]
+        curves = [c for c in curves if c[0]]
         if not curves:
             continue
         cells = [_cell([_at(c, "step", s) for c in curves]) for s in STEP_MARKS]
         cells += [_cell([_at(c, "time/elapsed_s", m * 60) for c in curves]) for m in MINUTE_MARKS]
         lines.append(f"| {body_dir.name} | {len(curves)} | " + " | ".join(cells)
-                     + f" | {PUBLISHED_1M.get(body_dir.name, '')} |")
+                     + f" | {PUBLISHED_1M.get(body_dir.name, '')} "
+                     f"| {_brax_cell(results, body_dir.name)} |")
     load_file = results / "load.jsonl"
     loads = [json.loads(line)["load1"] for line in load_file.read_text().splitlines()] \
         if load_file.exists() else []
@@ -152,8 +188,11 @@ def report(write: bool, results: Path) -> str:
             f"{os.cpu_count()} cores; {load})\n\n`python benchmarks/every_body.py report "
             f"--results {results.relative_to(ROOT)}` "
             "(runs: `python benchmarks/every_body.py run ...`, one core per run). Cells: "
-            "eval team return, mean over seeds (min-max), and mean forward velocity; '-' where "
-            "not every seed got there.\n\n" + table + "\n")
+            "eval team return, mean over seeds (min-max), mean forward velocity and episode "
+            "length; '-' where not every seed got there. Brax: eval return of "
+            "`benchmarks/brax_ppo.py --task TASK` run at the same time on the other core "
+            "(its published settings for Brax's env of that name on the same MJCF), where "
+            "a brax_TASK.json is in the results folder.\n\n" + table + "\n")
     if write:
         with open(ROOT / "BENCHMARKS.md", "a") as f:
             f.write(text)

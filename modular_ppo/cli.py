@@ -25,7 +25,7 @@ from rich.markup import escape
 from modular_ppo import commands
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.ppo import DistributedConfig, start_distributed
-from modular_ppo.runs.config import TrainRunConfig, train_defaults
+from modular_ppo.runs.config import TrainRunConfig, check_distributed_backend, train_defaults
 from modular_ppo.runs.errors import TrainingInterrupted
 
 Bodies = Annotated[
@@ -124,12 +124,14 @@ def _distributed_flags(argv: list[str]) -> DistributedConfig:
         value = _flag_value(argv, flag)
         return int(value) if value is not None and value.isdigit() else None
 
-    return DistributedConfig(
+    distributed = DistributedConfig(
         coordinator_address=_flag_value(argv, "--distributed.coordinator-address"),
         num_processes=number("--distributed.num-processes"),
         process_id=number("--distributed.process-id"),
         auto="--distributed.auto" in argv,
     )
+    check_distributed_backend(_flag_value(argv, "--backend") or "auto", distributed)
+    return distributed
 
 
 def _run(command: object, console: Console) -> None:

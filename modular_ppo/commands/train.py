@@ -15,7 +15,7 @@ from modular_ppo.runs.train_run import run_training
 def train(config: TrainRunConfig, console: Console | None = None) -> None:
     """Check where the run will write (the runs root, or the resumed run's directory), join
     the run's other processes (--distributed.*: environments split over every process's
-    devices, so --ppo.data-parallel is implied), then train
+    devices, so --ppo.data-parallel is implied, on the MJX backend), then train
     (`modular_ppo.runs.train_run.run_training`)."""
     if config.resume is not None:
         output_folder(config.resume, "--resume")
@@ -24,5 +24,5 @@ def train(config: TrainRunConfig, console: Console | None = None) -> None:
     if config.distributed.enabled:
         start_distributed(config.distributed)
         config = dataclasses.replace(
-            config, ppo=dataclasses.replace(config.ppo, data_parallel=True))
+            config, backend="mjx", ppo=dataclasses.replace(config.ppo, data_parallel=True))
     run_training(config, console or Console())

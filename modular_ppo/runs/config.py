@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,7 +34,12 @@ class TrainRunConfig:
     body: str = "ant-modular"
     """A bundled body (`python cli.py bodies list`) or the path of an MJCF file; several,
     comma-separated ("centipede-4,centipede-6"), train one network on all of them (--arch
-    shared, graph or attention)."""
+    shared, graph or attention); "NAME-A..B" stands for a generated family's sizes A to B
+    ("centipede-3..7")."""
+    held_out: tuple[str, ...] = ()
+    """Bodies to evaluate zero-shot at every evaluation (the run's parameters on a network
+    built for each, normalizer warmed up by the policy acting on it; no training on them):
+    metrics "eval/team_return/<body>", ... Needs --arch shared, graph or attention."""
     body_env_shares: tuple[float, ...] = ()
     """With several bodies: each body's share of --ppo.n-envs, in --body order (default:
     equal shares). Each body's environment count must come out a multiple of
@@ -83,6 +89,10 @@ class TrainRunConfig:
     of body, partition, seed, network, env and PPO are used (giving different ones is an
     error); `--ppo.total-steps` sets the new length, and evaluation, checkpoint and video
     settings may be changed."""
+    init_from: Path | None = None
+    """Fine-tune: start from the parameters of this run directory's latest checkpoint (its
+    --arch and network sizes are used; they must hold --body), with a fresh optimizer and
+    each body's observation normalizer warmed up by the policy acting on it."""
     distributed: DistributedConfig = DistributedConfig()
     """Train with several processes (hosts): README, "Many machines". Environments are split
     over every process's devices (--ppo.data-parallel is implied); process 0 writes the run
@@ -114,6 +124,13 @@ class TrainRunConfig:
             if isinstance(value, float) and not math.isfinite(value):
                 raise RunConfigError(f"{flag(path)} = {value}: give a finite number.")
         self._check_bodies()
+        check_distributed_backend(self.backend, self.distributed)
+        if self.init_from is not None and self.resume is not None:
+            raise RunConfigError(
+                f"--init-from {self.init_from} with --resume {self.resume}: --resume continues "
+                "a run from its own checkpoint, --init-from starts a new one from another "
+                "run's parameters. Give one of them."
+            )
 
     def _check_bodies(self) -> None:
         bodies = self.bodies
@@ -131,6 +148,20 @@ class TrainRunConfig:
                 "Use --arch shared, graph or attention (weights shared across modules and "
                 "bodies), or train one body per run."
             )
+        held_out = self.held_out_bodies
+        if held_out and self.arch == "separate":
+            raise RunConfigError(
+                f"--held-out {' '.join(self.held_out)} with --arch separate: its weights belong "
+                "to the training bodies' modules by name and cannot act on other bodies. Use "
+                "--arch shared, graph or attention."
+            )
+        both = sorted(set(held_out) & set(bodies))
+        if both:
+            raise RunConfigError(
+                f"--held-out {' '.join(self.held_out)}: {', '.join(both)} is also a training "
+                "body (--body); a held-out body is one the run never trains on. Drop it from "
+                "one of the two."
+            )
         for name in ("body_env_shares", "body_loss_shares"):
             shares = getattr(self, name)
             if shares and (len(shares) != len(bodies) or not all(s > 0 for s in shares)):
@@ -141,8 +172,14 @@ class TrainRunConfig:
 
     @property
     def bodies(self) -> tuple[str, ...]:
-        """The bodies of the run, in --body order (one for a single-body run)."""
-        return tuple(name.strip() for name in self.body.split(","))
+        """The bodies of the run, in --body order (one for a single-body run), family ranges
+        ("centipede-3..7") expanded."""
+        return tuple(name for part in self.body.split(",") for name in family(part.strip()))
+
+    @property
+    def held_out_bodies(self) -> tuple[str, ...]:
+        """The held-out bodies, family ranges expanded."""
+        return tuple(name for part in self.held_out for name in family(part.strip(), "--held-out"))
 
     @property
     def multi_body(self) -> bool:
@@ -153,10 +190,40 @@ class TrainRunConfig:
         return self.network.arch
 
 
+def check_distributed_backend(backend: str, distributed: DistributedConfig) -> None:
+    """Raise RunConfigError for the C simulator in a run of several processes: it is
+    stepped from host callbacks, which this version does not split over several processes'
+    devices (runs of several processes use MJX)."""
+    if distributed.enabled and backend == "cpu":
+        raise RunConfigError(
+            "--backend cpu with --distributed.*: the C simulator is stepped from host "
+            "callbacks, which this version does not split over several processes' devices. "
+            "Use --backend mjx (the default with --distributed.*)."
+        )
+
+
+FAMILY_RANGE = re.compile(r"^(?P<stem>.+)-(?P<first>\d+)\.\.(?P<last>\d+)$")
+
+
+def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:
+    """"centipede-3..7" -> ("centipede-3", ..., "centipede-7"); any other name -> (name,).
+    RunConfigError for an empty range."""
+    match = FAMILY_RANGE.match(name)
+    if match is None:
+        return (name,)
+    first, last = int(match["first"]), int(match["last"])
+    if first > last:
+        raise RunConfigError(
+            f"{flag_name} {name}: the range {first}..{last} is empty. Give NAME-A..B with "
+            f"A <= B, e.g. {match['stem']}-{last}..{first}."
+        )
+    return tuple(f"{match['stem']}-{size}" for size in range(first, last + 1))
+
+
 RESUME_MAY_CHANGE = frozenset({
     "ppo.total_steps", "ppo.data_parallel", "eval_every_steps", "checkpoint_every_steps",
     *(f"distributed.{field.name}" for field in dataclasses.fields(DistributedConfig)),
-    "keep_checkpoints", "video", "video_length",
+    "keep_checkpoints", "video", "video_length", "held_out",
     *(f"eval.{field.name}" for field in dataclasses.fields(EvalConfig)),
 })
 """Settings a resumed run may take from the command line: none of them changes what the
@@ -299,7 +366,7 @@ def _from_json(cls: type, values: dict[str, Any]) -> Any:
             value = _from_json(type(default), value)
         elif isinstance(default, tuple):
             value = tuple(value)
-        elif field.name in ("runs_root", "resume") and value is not None:
+        elif field.name in ("runs_root", "resume", "init_from") and value is not None:
             value = Path(value)
         kwargs[field.name] = value
     return cls(**kwargs)

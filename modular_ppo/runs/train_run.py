@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig, resume_config
 from modular_ppo.runs.errors import TrainingFailed, TrainingInterrupted
 from modular_ppo.runs.failure import nonfinite_failure
+from modular_ppo.runs.held_out import evaluator_with_held_out
+from modular_ppo.runs.init_from import start_from, with_source_network
 from modular_ppo.runs.interrupts import StopRequests
 from modular_ppo.runs.metrics_log import MetricsLog, to_floats
 from modular_ppo.runs.processes import is_primary, path_of_primary
@@ -66,10 +69,17 @@ def run_training(
     console = (console or Console()) if primary else Console(quiet=True)
     if config.resume is not None:
         config = resume_config(config, load_run_config(config.resume))
-    elif env is not None:
-        config = dataclasses.replace(config, body=env.body.name)
+    else:
+        if env is not None:
+            config = dataclasses.replace(config, body=env.body.name)
+        if config.init_from is not None:
+            config = with_source_network(config)
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network ...")
     run = build_run(config, env)
+    if config.init_from is not None and config.resume is None:
+        run = start_from(run, config.init_from)
+        console.print(f"starting from the parameters of {config.init_from} (its latest "
+                      "checkpoint), normalizers warmed up on each body")
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)
@@ -88,13 +98,15 @@ def run_training(
     log = MetricsLog(run_dir, enabled=primary)
     try:
         with StopRequests(console) as stop:
-            state, stopped = _train(run, run_dir, checkpointer, log, stop, console, started_at)
+            evaluator = evaluator_with_held_out(run, config.eval)
+            state, stopped = _train(run, evaluator, run_dir, checkpointer, log, stop, console,
+                                    started_at)
         if stopped is not None:
             raise stopped
         if int(state.steps) not in checkpointer.steps():
             checkpointer.save(int(state.steps), state)
         if primary:
-            _finish(run, state, run_dir, log, console)
+            _finish(run, evaluator, state, run_dir, log, console)
     finally:
         log.close()
         checkpointer.close()
@@ -118,6 +130,7 @@ def _report_resume(run_dir: Path, step: int, config: TrainRunConfig, console: Co
 
 def _train(
     run: Run,
+    evaluator: Callable[[Any, Any], dict[str, float]],
     run_dir: Path,
     checkpointer: Checkpointer,
     log: MetricsLog,
@@ -128,7 +141,6 @@ def _train(
     """The training loop with its evaluations and checkpoints. Returns the final state and
     why training stopped early (None: it reached total_steps)."""
     config = run.config
-    evaluator = run.evaluator(config.eval)
     eval_key = jax.random.key(config.seed + 1)
     start = int(run.state.steps)
     last = {"eval": start if config.resume is not None else -1, "checkpoint": start}
@@ -183,11 +195,11 @@ def _evaluate(evaluator, state: Any, key) -> dict[str, float]:
     return out
 
 
-def _finish(run: Run, state: Any, run_dir: Path, log: MetricsLog,
-            console: Console) -> None:
+def _finish(run: Run, evaluator: Callable[[Any, Any], dict[str, float]], state: Any,
+            run_dir: Path, log: MetricsLog, console: Console) -> None:
     """The final evaluation (eval.json) and video of a run that reached total_steps."""
     steps = int(state.steps)
-    final = _evaluate(run.evaluator(run.config.eval), state, jax.random.key(run.config.seed + 1))
+    final = _evaluate(evaluator, state, jax.random.key(run.config.seed + 1))
     log.write(steps, final)
     write_json(run_dir / EVAL_FILE, {"step": steps, **final})
     console.print(f"final eval at step {steps:,}: {run.summary(final)}")

@@ -22,6 +22,7 @@ from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks import NetworkConfigError, make_network
 from modular_ppo.ppo import collect_rollout
 from modular_ppo.runs.build import Run
+from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.errors import TransferError
 
 DEFAULT_WARMUP_STEPS = 4096
@@ -62,12 +63,25 @@ def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
     own = trained_policies(run)
     if body_name in own:
         return own[body_name]
-    config = run.config
+    body, env, graphdef, rest = network_for_body(run.config, run_name, body_name)
+    network_state = nnx.merge_state(run.state.params, rest)
+    network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
+    return PolicyOnBody(body, env, graphdef, network_state, False)
+
+
+def network_for_body(
+    config: TrainRunConfig, run_name: str, body_name: str
+) -> tuple[BodyGraph, ModularEnvProtocol, nnx.GraphDef, nnx.State]:
+    """A body the run did not train on, its env (the run's env settings and backend), and
+    a network for it with the run's network config: its graphdef and its state without
+    parameters (fresh normalizer statistics), for the run's parameters to complete.
+
+    run_name: how to call the run in error messages (its directory or its flag)."""
     if config.arch == "separate":
         raise TransferError(
-            f"{run_name} was trained with --arch separate, whose weights belong to the modules "
-            f"of {', '.join(own)} by name; they cannot act on body '{body_name}'. Evaluate on "
-            "other bodies runs trained with --arch shared, graph or attention."
+            f"{run_name} is trained with --arch separate, whose weights belong to the modules "
+            f"of {', '.join(config.bodies)} by name; they cannot act on body '{body_name}'. "
+            "Use --arch shared, graph or attention to act on other bodies."
         )
     body = load_body(body_name, config.partition)
     env = make_env(body, config.env, config.backend)
@@ -82,9 +96,7 @@ def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
             "--max-obs-size and --max-action-size large enough for this body."
         ) from None
     graphdef, _, rest = nnx.split(network, nnx.Param, ...)
-    network_state = nnx.merge_state(run.state.params, rest)
-    network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
-    return PolicyOnBody(body, env, graphdef, network_state, False)
+    return body, env, graphdef, rest
 
 
 def warm_up_normalizer(

@@ -25,6 +25,16 @@ from modular_ppo.runs.checkpoint_v1 import v1_layouts
 FORMAT1_RUNS = Path(__file__).with_name("format1_runs")
 
 
+@pytest.fixture(autouse=True)
+def no_persistent_compile_cache():
+    """Compile here without the reliability tests' persistent cache (a session setting that
+    outlives them): these runs' programs are their own."""
+    enabled = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    yield
+    jax.config.update("jax_enable_compilation_cache", enabled)
+
+
 @pytest.fixture(params=["tiny", "tiny+tiny-two"])
 def old_run(request, tmp_path) -> Path:
     """A copy of the old run dir whose config.json names the bodies where they are now."""

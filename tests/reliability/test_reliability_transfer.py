@@ -1,0 +1,113 @@
+"""Transfer from the CLI. Fine-tuning with `train --init-from RUN_DIR`: a new run on a body
+the source run never trained on starts from the source's parameters (its network
+settings), a fresh optimizer and normalizers warmed up on the new body; runs whose
+parameters cannot fit are refused. `--held-out BODY`: evaluated zero-shot at every
+evaluation, never trained on."""
+
+import dataclasses
+import json
+
+import jax
+import numpy as np
+import pytest
+from reliability_tools import TINY, TINY_ACTUATORS, cli_main, plain, tiny_xml
+
+from modular_ppo.runs.build import build_run, load_run_config, restore_run
+from modular_ppo.runs.init_from import start_from
+
+
+@pytest.fixture(scope="module")
+def third_body(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bodies") / "tiny-three.xml"
+    path.write_text(tiny_xml(name="tiny-three", actuators=TINY_ACTUATORS.replace(
+        'gear="10"', 'gear="7"')))
+    return path
+
+
+@pytest.fixture(scope="module")
+def fine_tuned(compile_cache, straight_runs, third_body, runs_root):
+    source = straight_runs("two bodies")  # shared network on tiny and tiny-two
+    code, out = cli_main("train", "--body", third_body, *TINY, "--backend", "cpu",
+                         "--init-from", source, "--ppo.total-steps", 16,
+                         "--runs-root", runs_root, "--run-name", "fine-tuned")
+    assert code == 0, out
+    return source, runs_root / "tiny-three" / "fine-tuned", plain(out)
+
+
+def test_the_new_run_takes_the_source_network_and_says_so(fine_tuned):
+    source, run_dir, out = fine_tuned
+    assert f"starting from the parameters of {source}" in out
+    record = json.loads((run_dir / "config.json").read_text())
+    assert record["config"]["network"] == json.loads(
+        (source / "config.json").read_text())["config"]["network"]
+    assert record["config"]["init_from"] == str(source)
+
+
+def test_it_starts_from_the_source_parameters_with_a_fresh_optimizer(fine_tuned):
+    source, run_dir, _ = fine_tuned
+    config = dataclasses.replace(load_run_config(run_dir), resume=None)
+    started = start_from(build_run(config), source)
+    trained, _ = restore_run(source)
+    for got, want in zip(jax.tree.leaves(started.state.params),
+                         jax.tree.leaves(trained.state.params), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    counts = [int(np.asarray(leaf)) for path, leaf in
+              jax.tree_util.tree_flatten_with_path(started.state.opt_state)[0]
+              if "count" in jax.tree_util.keystr(path)]
+    assert counts and all(count == 0 for count in counts)
+    (own,) = started.state.groups.values()
+    normalizer_counts = [float(np.asarray(leaf)) for path, leaf in
+                         jax.tree_util.tree_flatten_with_path(own.network)[0]
+                         if "count" in jax.tree_util.keystr(path)]
+    assert normalizer_counts and min(normalizer_counts) > 0  # warmed up on the new body
+
+
+def test_parameters_that_cannot_fit_are_refused(straight_runs, runs_root):
+    """--arch separate keeps weights per module name: the hopper's modules are not the
+    tiny body's."""
+    code, out = cli_main("train", "--body", "hopper-modular", *TINY,
+                         "--init-from", straight_runs("cpu"), "--runs-root", runs_root,
+                         "--run-name", "refused")
+    out = plain(out)
+    assert code == 2 and "Traceback" not in out, out
+    assert "do not fit a network for hopper-modular" in out and "--arch separate" in out
+    assert not (runs_root / "hopper-modular" / "refused").exists()
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--init-from", "{tmp}/nothing"], ["{tmp}/nothing", "not a run directory"]),
+    (["--init-from", "{tmp}/a", "--resume", "{tmp}/b"], ["--init-from", "--resume",
+                                                        "Give one of them"]),
+])
+def test_bad_init_from(flags, expected, tmp_path, tiny_body):
+    code, out = cli_main("train", "--body", tiny_body, *TINY,
+                         *[f.format(tmp=tmp_path) for f in flags])
+    out = plain(out)
+    assert code == 2 and "Traceback" not in out, out
+    for fragment in expected:
+        assert fragment.format(tmp=tmp_path) in out, (fragment, out)
+
+
+@pytest.fixture(scope="module")
+def with_held_out(compile_cache, tiny_body, third_body, runs_root):
+    code, out = cli_main("train", "--body", tiny_body, *TINY, "--backend", "cpu",
+                         "--arch", "shared", "--held-out", third_body,
+                         "--ppo.total-steps", 32, "--eval-every-steps", 16,
+                         "--runs-root", runs_root, "--run-name", "held-out")
+    assert code == 0, out
+    return runs_root / "tiny" / "held-out"
+
+
+def test_held_out_bodies_are_evaluated_at_every_evaluation(with_held_out):
+    rows = [json.loads(line) for line in
+            (with_held_out / "metrics.jsonl").read_text().splitlines()]
+    evaluations = [row for row in rows if "eval/team_return" in row]
+    assert [row["step"] for row in evaluations] == [16, 32, 32]  # every 16 steps, final
+    for row in evaluations:
+        held_out = {k for k in row if k.endswith("/tiny-three")}
+        assert {"eval/team_return/tiny-three", "eval/length/tiny-three"} <= held_out, row
+        assert np.isfinite(row["eval/team_return/tiny-three"])
+    final = json.loads((with_held_out / "eval.json").read_text())
+    assert "eval/team_return/tiny-three" in final and "eval/team_return" in final
+    losses = [k for row in rows for k in row if k.startswith("losses/critic/")]
+    assert losses and not any("tiny-three" in k for k in losses)  # never trained on
