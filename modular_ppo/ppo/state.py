@@ -222,10 +222,16 @@ def _same_keys(what: str, produced: dict, expected: dict, meaning: str) -> None:
         )
 
 
+def same_parameter_shapes(params: nnx.State, other: nnx.State) -> bool:
+    """Whether one set of parameters can serve where the other does: same tree, same
+    leaf shapes."""
+    return (jax.tree.structure(params) == jax.tree.structure(other)
+            and [jnp.shape(leaf) for leaf in jax.tree.leaves(params)]
+            == [jnp.shape(leaf) for leaf in jax.tree.leaves(other)])
+
+
 def _check_same_parameters(params: nnx.State, other: nnx.State, first: str, name: str) -> None:
-    shapes = [jnp.shape(leaf) for leaf in jax.tree.leaves(params)]
-    other_shapes = [jnp.shape(leaf) for leaf in jax.tree.leaves(other)]
-    if jax.tree.structure(params) != jax.tree.structure(other) or shapes != other_shapes:
+    if not same_parameter_shapes(params, other):
         raise BodyGroupError(
             f"the networks of bodies '{first}' and '{name}' have different parameters, so "
             "one set of weights cannot serve both. Use an architecture whose weights are "

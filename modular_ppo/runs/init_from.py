@@ -17,6 +17,7 @@ from flax import nnx
 
 from modular_ppo.networks import NetworkConfig
 from modular_ppo.ppo import make_optimizer, place_state
+from modular_ppo.ppo.state import same_parameter_shapes
 from modular_ppo.runs.build import Run, load_run_config, restore_run
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.errors import RunConfigError, TransferError
@@ -44,7 +45,7 @@ def start_from(run: Run, source_dir: Path) -> Run:
     `source_dir`'s latest checkpoint, a fresh optimizer state and warmed-up normalizers."""
     source, _ = restore_run(source_dir)
     params = source.state.params
-    if not _same_shapes(params, run.state.params):
+    if not same_parameter_shapes(params, run.state.params):
         bodies = ", ".join(source.bodies)
         raise TransferError(
             f"--init-from {source_dir}: its parameters (trained on {bodies}, --arch "
@@ -65,7 +66,3 @@ def start_from(run: Run, source_dir: Path) -> Run:
                               opt_state=make_optimizer(run.config.ppo).init(params))
     return dataclasses.replace(run, state=place_state(state, run.groups, run.config.ppo))
 
-
-def _same_shapes(a: nnx.State, b: nnx.State) -> bool:
-    return (jax.tree.structure(a) == jax.tree.structure(b)
-            and [x.shape for x in jax.tree.leaves(a)] == [x.shape for x in jax.tree.leaves(b)])

@@ -18,33 +18,10 @@ from xml.sax.saxutils import quoteattr
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiny_body import tiny_xml
 
 from modular_ppo import cli
 from modular_ppo.body.task import NUMBER_RULES
-
-BODY = """
-<mujoco model="tiny">
-  <option timestep="0.01"/>
-  <custom>{custom}</custom>
-  <worldbody>
-    <body name="base" pos="0 0 0.5">
-      <joint name="slide" type="slide" axis="1 0 0"/>
-      <geom name="base_geom" type="capsule" fromto="0 0 0 0.2 0 0" size="0.05"
-            contype="0" conaffinity="0"/>
-      <body name="arm" pos="0.2 0 0">
-        <joint name="elbow" type="hinge" axis="0 1 0" range="-90 90"/>
-        <geom name="arm_geom" type="capsule" fromto="0 0 0 0.2 0 0" size="0.05"
-              contype="0" conaffinity="0"/>
-      </body>
-    </body>
-  </worldbody>
-  <actuator>
-    <motor name="push" joint="slide" ctrlrange="-1 1" gear="10"/>
-    <motor name="bend" joint="elbow" ctrlrange="-1 1" gear="5"/>
-  </actuator>
-</mujoco>
-"""
-"""Two modules (base, arm), one motor each: the body of tests/reliability."""
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -107,7 +84,7 @@ def output_paths(draw, tmp: Path, suffix: str) -> str:
 @pytest.fixture
 def tmp(tmp_path) -> Path:
     (tmp_path / "a_file.txt").write_text("not a folder")
-    (tmp_path / "body.xml").write_text(BODY.format(custom=""))
+    (tmp_path / "body.xml").write_text(tiny_xml())
     return tmp_path
 
 
@@ -191,7 +168,7 @@ def annotations(draw) -> str:
 @given(custom=annotations())
 def test_generated_annotations_end_in_a_clear_exit(tmp, custom):
     body = tmp / "annotated.xml"
-    body.write_text(BODY.format(custom=custom))
+    body.write_text(tiny_xml(custom=f"<custom>{custom}</custom>"))
     code, out = _main("bodies", "show", body)
     _assert_no_traceback(code, out)
     code, out = _main("train", "--body", body, "--runs-root", tmp / "a_file.txt" / "runs")

@@ -1,0 +1,35 @@
+"""The tiny body of the reliability and CLI tests (a module of its own name, on sys.path
+for tests/conftest.py)."""
+
+TINY_BODY = """
+<mujoco model="{name}">
+  <option timestep="0.01" {option}/>
+  {custom}
+  <worldbody>
+    {world}
+    <body name="base" pos="0 0 0.5">
+      <joint name="slide" type="slide" axis="1 0 0"/>
+      <geom name="base_geom" type="capsule" fromto="0 0 0 0.2 0 0" size="0.05"
+            contype="0" conaffinity="0"/>
+      {base}
+      <body name="arm" pos="0.2 0 0">
+        <joint name="elbow" type="hinge" axis="0 1 0" range="-90 90"/>
+        <geom name="arm_geom" type="capsule" fromto="0 0 0 0.2 0 0" size="0.05"
+              contype="0" conaffinity="0"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>{actuators}</actuator>
+</mujoco>
+"""
+"""Two modules (base, arm), one motor each, no contacts: the cheapest MJX body to compile.
+The fields let catalog cases break it in one place."""
+
+TINY_ACTUATORS = ('<motor name="push" joint="slide" ctrlrange="-1 1" gear="10"/>'
+                  '<motor name="bend" joint="elbow" ctrlrange="-1 1" gear="5"/>')
+
+
+def tiny_xml(name: str = "tiny", option: str = "", custom: str = "", world: str = "",
+             base: str = "", actuators: str = TINY_ACTUATORS) -> str:
+    return TINY_BODY.format(name=name, option=option, custom=custom, world=world, base=base,
+                            actuators=actuators)
