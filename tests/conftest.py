@@ -6,8 +6,11 @@
   starts, through the environment): the suite is dominated by compiling many small
   programs that then run briefly, and this cuts its CPU time by about 30% (tests/networks:
   234 -> 163 CPU-s) without changing what any test checks.
+- The programs a test module compiled are released when it ends (see
+  `release_compiled_programs`).
 """
 
+import gc
 import os
 
 if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
@@ -15,4 +18,22 @@ if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
         os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
     ).strip()
 
+import jax  # noqa: E402
+import pytest  # noqa: E402
+
 import modular_ppo  # noqa: E402, F401
+
+
+@pytest.fixture(scope="module", autouse=True)
+def release_compiled_programs():
+    """Drop JAX's caches of compiled programs after each test module.
+
+    XLA:CPU maps three memory regions for every piece of machine code it compiles and keeps
+    them while the program is cached. The whole suite in one process compiles enough to pass
+    Linux's default limit of 65,530 mappings per process (vm.max_map_count), and XLA then
+    aborts inside a compile. Session fixtures keep what they hold; a later module that calls
+    a released function compiles it again.
+    """
+    yield
+    jax.clear_caches()
+    gc.collect()
