@@ -3,6 +3,7 @@ and centipede-6, evaluated on centipede-8, which it never saw.
 
     python benchmarks/transfer.py                 # appends a section to BENCHMARKS.md
     python benchmarks/transfer.py --steps 100000 --no-append
+    python benchmarks/transfer.py --arch attention --morphology policy_and_value --hop-bias 3
 
 Trains, with the same network and PPO settings and the same number of env steps:
 (1) centipede-4 + centipede-6 together (half the environments each), (2) centipede-8
@@ -10,7 +11,9 @@ alone. Evaluates on centipede-8: (1) zero-shot (its parameters unchanged; the ob
 normalizer from the policy's own warm-up steps, `eval --body`), (2) the policy trained on
 it, and a uniformly random policy. Throughput: env-steps/s of the mixed run against short
 single-body runs of centipede-4 and centipede-6 with the same total number of
-environments (median over the calls after the first, compile excluded).
+environments (median over the calls after the first, compile excluded). `--arch`,
+`--morphology` and `--hop-bias` set the network of every run (NetworkConfig.arch,
+.morphology, .attention.hop_bias): run the script once per setting to compare them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 import os
 import statistics
 import tempfile
+import typing
 from pathlib import Path
 
 import jax
@@ -33,7 +37,8 @@ from rich.console import Console
 from modular_ppo.body import load_body
 from modular_ppo.commands import EvalCommand, evaluate_run
 from modular_ppo.env import EnvConfig, make_env
-from modular_ppo.networks import NetworkConfig
+from modular_ppo.networks import AttentionConfig, NetworkConfig
+from modular_ppo.networks.config import Morphology
 from modular_ppo.ppo import EvalConfig, default_ppo_config
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.run_dir import read_metrics
@@ -103,12 +108,21 @@ def main() -> None:
                         help="env steps of each short single-body throughput run")
     parser.add_argument("--throughput-only", action="store_true",
                         help="only the short throughput runs (mixed and single-body, in turn)")
+    parser.add_argument("--arch", choices=("shared", "graph", "attention"), default="shared",
+                        help="the network architecture of every run")
+    parser.add_argument("--morphology", choices=typing.get_args(Morphology), default="none",
+                        help="which streams' module tokens carry the morphology features")
+    parser.add_argument("--hop-bias", type=int, default=None,
+                        help="with --arch attention: a learned attention bias by hop distance "
+                             "0..HOP_BIAS (default: none)")
     parser.add_argument("--no-append", action="store_true", help="print only")
     args = parser.parse_args()
     load_before = os.getloadavg()
     started = dt.datetime.now(dt.timezone.utc)
     # Same sizes in every run, so the centipede-8 policy has the same network.
-    network = NetworkConfig(arch="shared", max_modules=18, max_obs_size=179, max_action_size=3)
+    network = NetworkConfig(arch=args.arch, morphology=args.morphology,
+                            attention=AttentionConfig(hop_bias=args.hop_bias),
+                            max_modules=18, max_obs_size=179, max_action_size=3)
     console = Console(file=io.StringIO())
     if args.throughput_only:
         with tempfile.TemporaryDirectory() as tmp:
@@ -178,11 +192,19 @@ def throughput_report(args, started, load_before, load_after, speeds) -> str:
         "",
         f"### Multi-body training throughput ({started:%Y-%m-%d %H:%M} UTC)",
         "",
-        f"Command: `python benchmarks/transfer.py --throughput-only`. {_hardware()}; load "
+        f"Command: `python benchmarks/transfer.py --throughput-only{network_flags(args)}`. "
+        f"{_hardware()}; load "
         f"average {load_before[0]:.1f} before, {load_after[0]:.1f} after.",
         "",
         *throughput_lines(args.throughput_steps, speeds),
     ])
+
+
+def network_flags(args) -> str:
+    """The network flags of the command line, those left at their defaults omitted."""
+    return ((f" --arch {args.arch}" if args.arch != "shared" else "")
+            + (f" --morphology {args.morphology}" if args.morphology != "none" else "")
+            + (f" --hop-bias {args.hop_bias}" if args.hop_bias is not None else ""))
 
 
 def _hardware() -> str:
@@ -193,7 +215,7 @@ def report(args, started, load_before, load_after, figures) -> str:
     zs, tr = figures["zero_shot"], figures["trained_on_target"]
     speeds = figures["env_steps_per_s"]
     command = "python benchmarks/transfer.py" + (
-        f" --steps {args.steps}" if args.steps != 1_500_000 else "")
+        f" --steps {args.steps}" if args.steps != 1_500_000 else "") + network_flags(args)
     lines = [
         "",
         f"## Zero-shot transfer: {TRAIN_ON} -> {TARGET} ({started:%Y-%m-%d %H:%M} UTC)",
@@ -201,7 +223,9 @@ def report(args, started, load_before, load_after, figures) -> str:
         f"Command: `{command}`. {_hardware()}; load average {load_before[0]:.1f} before, "
         f"{load_after[0]:.1f} after (the machine was shared with other jobs).",
         "",
-        f"Both policies: --arch shared (64, 64), max sizes 18 modules / 179 obs / 3 actions, "
+        f"Both policies: --arch {args.arch} (64, 64), morphology features: {args.morphology}"
+        f"{'' if args.hop_bias is None else f', attention hop bias 0..{args.hop_bias}'}, "
+        "max sizes 18 modules / 179 obs / 3 actions, "
         "the CLI's CPU defaults (`default_ppo_config`: 64 envs x 32 steps, 4 epochs x 4 "
         "minibatches, gamma 0.97, team advantage), episodes of 1000 steps, "
         f"**{args.steps:,} env steps** each (the mixed run: 32 envs of each body, equal loss "

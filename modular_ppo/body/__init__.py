@@ -5,6 +5,9 @@
   its `Module`s (modules.py: names and sorted MuJoCo index arrays);
 - bundled bodies: `load_body`, `bundled_names` (library.py: the files in `bodies/`,
   generated families such as "centipede-N", limb-removed variants);
+- morphology features: `morphology_features`, `MORPHOLOGY_NAMES`, `MORPHOLOGY_WIDTH`
+  (morphology.py: per module, its place in the module tree, joint axes / ranges / gears,
+  masses, limb lengths, one fixed-width vector for any body);
 - partitions: `Partition` (partition.py: the mapping / named-partition / rule format and
   the `modular_ppo:partition` annotation; rules in rules.py);
 - the body's task: `TaskSpec` (task.py: the `modular_ppo:` annotations of a body file);
@@ -16,9 +19,11 @@ from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.library import bundled_names, load_body
 from modular_ppo.body.modules import Module
+from modular_ppo.body.morphology import MORPHOLOGY_NAMES, MORPHOLOGY_WIDTH, morphology_features
 from modular_ppo.body.partition import Partition
 from modular_ppo.body.task import TaskSpec
 
 __all__ = [
-    "BodyGraph", "BodyGraphError", "Module", "Partition", "TaskSpec", "bundled_names", "load_body",
+    "MORPHOLOGY_NAMES", "MORPHOLOGY_WIDTH", "BodyGraph", "BodyGraphError", "Module", "Partition",
+    "TaskSpec", "bundled_names", "load_body", "morphology_features",
 ]

@@ -3,7 +3,8 @@ docstring is its contract:
 
 - building a network: `make_network(body, obs_sizes, config, rngs=...)` (factory.py);
   settings: `NetworkConfig` with `GraphConfig` and `AttentionConfig` nested (config.py:
-  the architectures "separate", "shared", "graph", "attention");
+  the architectures "separate", "shared", "graph", "attention"; the body's morphology
+  features on module tokens, `morphology`, and the attention's hop bias, `hop_bias`);
 - the stateful contract the PPO core relies on: `ModularNetwork`, `NetState`,
   `NetworkOutput`, `StepOutput` (contract.py: calls, state, what the network holds);
   the base of every architecture: `ModularActorCritic` (actor_critic.py);

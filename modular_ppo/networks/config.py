@@ -15,6 +15,8 @@ Activation = Literal["tanh", "relu", "silu", "elu", "gelu"]
 Recurrence = Literal["none", "gru", "lstm"]
 Distribution = Literal["tanh_gaussian", "clipped_gaussian"]
 ModuleIdentity = Literal["index", "none"]
+Morphology = Literal["none", "policy_and_value", "value"]
+StreamName = Literal["policy", "value"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +41,12 @@ class AttentionConfig:
     max_hops: int | None = None
     """A module attends only to modules at most this many hops away in the module tree
     (0 = only itself). None attends to every module."""
+
+    hop_bias: int | None = None
+    """A learned bias on the attention logits by module hop distance (Amorpheus / MetaMorph
+    style): per block and head, one value for each distance 0..hop_bias; modules further
+    apart (or in separate trees) share the value of hop_bias. It starts at zero, and its
+    shape does not depend on the body. None: no bias."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +127,14 @@ class NetworkConfig:
     appends a one-hot of the module's position (width `max_modules`); none relies on the
     observations (and, for graph / attention, the module tree) alone."""
 
+    morphology: Morphology = "none"
+    """Append each module's morphology features to its token in the shared, graph and
+    attention architectures (`modular_ppo.body.morphology`: its place in the module tree,
+    its joints' axes, ranges, gears and control ranges, its mass and limb lengths; the same
+    width for every body, so the weights still fit any body). policy_and_value: both
+    streams' tokens carry them. value: only the value stream's (a morphology-conditioned
+    critic; the policy's inputs stay as with none). none: neither."""
+
     max_modules: int | None = None
     """Width of the module one-hot and of the centralized critic's input in the token
     architectures. None uses the body's module count; set it to share weights between
@@ -139,6 +155,7 @@ class NetworkConfig:
             ("recurrent", Recurrence),
             ("distribution", Distribution),
             ("module_identity", ModuleIdentity),
+            ("morphology", Morphology),
         ):
             allowed = typing.get_args(choices)
             if getattr(self, name) not in allowed:
@@ -157,8 +174,17 @@ class NetworkConfig:
                 f"({self.attention.heads}) must divide embedding_size ({self.embedding_size}); "
                 "give a divisor of it, or change embedding_size",
             )
-        if self.attention.max_hops is not None and self.attention.max_hops < 0:
-            _fail("attention.max_hops", "must be >= 0, or None to attend to every module")
+        for name in ("max_hops", "hop_bias"):
+            value = getattr(self.attention, name)
+            if value is not None and (not isinstance(value, int) or value < 0):
+                _fail(f"attention.{name}", f"is {value!r}; it must be an integer >= 0, or None")
+        if self.arch == "separate" and self.morphology != "none":
+            _fail(
+                "morphology",
+                f"is {self.morphology!r}, but arch 'separate' gives every module its own "
+                "weights, to which a module's constant features add nothing; use arch "
+                "shared, graph or attention, or morphology 'none'",
+            )
         for name in ("max_modules", "max_obs_size", "max_action_size"):
             if getattr(self, name) is not None:
                 _check_positive(self, name)
@@ -173,6 +199,12 @@ class NetworkConfig:
             _fail("entropy_weight", "must be >= 0")
         if not self.observation_clip > 0:
             _fail("observation_clip", "must be > 0")
+
+    def morphology_in(self, stream: StreamName) -> bool:
+        """Whether the `stream`'s tokens carry the modules' morphology features."""
+        return self.morphology == "policy_and_value" or (
+            self.morphology == "value" and stream == "value"
+        )
 
 
 def _check_positive(config: NetworkConfig, path: str) -> None:

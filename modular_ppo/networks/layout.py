@@ -7,7 +7,7 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from modular_ppo.body import BodyGraph
+from modular_ppo.body import BodyGraph, morphology_features
 from modular_ppo.networks.config import NetworkConfig
 from modular_ppo.networks.errors import NetworkConfigError
 
@@ -29,6 +29,11 @@ class BodyLayout:
     parents: tuple[int, ...]
     """Index of each module's parent module, -1 for the root."""
     hop_distance: tuple[tuple[int, ...], ...]
+    """`BodyGraph.hop_distance`: [modules][modules] hops in the module tree, -1 between
+    separate trees."""
+    morphology: tuple[tuple[float, ...], ...]
+    """[modules][MORPHOLOGY_WIDTH] each module's `modular_ppo.body.morphology_features`, if
+    the config appends them to tokens (`NetworkConfig.morphology`); else empty."""
     max_modules: int
     max_obs_size: int
     max_action_size: int
@@ -51,6 +56,11 @@ class BodyLayout:
                 for m in modules
             ),
             hop_distance=tuple(tuple(int(d) for d in row) for row in body.hop_distance),
+            morphology=(
+                tuple(tuple(float(x) for x in v) for v in morphology_features(body).values())
+                if config.morphology != "none"
+                else ()
+            ),
             max_modules=_padded(config, "max_modules", len(modules), body),
             max_obs_size=_padded(config, "max_obs_size", max(sizes), body),
             max_action_size=_padded(config, "max_action_size", max(actions), body),

@@ -54,6 +54,8 @@ def make_trunk(
         config.attention.heads,
         config.attention.layers,
         hop_mask(layout.hop_distance, config.attention.max_hops),
+        layout.hop_distance,
+        config.attention.hop_bias,
         config.activation,
         rngs=rngs,
     )
@@ -71,12 +73,16 @@ class TokenNetwork(ModularActorCritic):
     `n_actuators` of them. Parameter shapes depend only on the config and the padded
     sizes, so the weights fit any body within `max_modules` / `max_obs_size` /
     `max_action_size`. The state holds carries [batch, modules, recurrent_size].
+    Tokens carry the modules' morphology features where `config.morphology_in(stream)`.
     """
 
     def __init__(self, layout: BodyLayout, config: NetworkConfig, *, rngs: nnx.Rngs):
         super().__init__(layout, config, rngs=rngs)
-        policy_inputs = token_size(layout, config.module_identity)
-        value_inputs = policy_inputs + (global_size(layout) if config.centralized_critic else 0)
+        identity = config.module_identity
+        policy_inputs = token_size(layout, identity, config.morphology_in("policy"))
+        value_inputs = token_size(layout, identity, config.morphology_in("value")) + (
+            global_size(layout) if config.centralized_critic else 0
+        )
         policy_trunk = make_trunk(
             layout, config, policy_inputs, config.policy_hidden_sizes, rngs=rngs
         )
@@ -107,13 +113,14 @@ class TokenNetwork(ModularActorCritic):
         self, state: NetState, obs: dict[str, Float[Array, "batch _obs"]]
     ) -> tuple[NetState, dict[str, GaussianParameters], dict[str, Float[Array, "batch"]]]:
         layout = self.layout
+        config = self.config
         padded = padded_observations(layout, obs)
-        tokens = pack_tokens(layout, padded, self.config.module_identity)
-        critic_tokens = (
-            with_global_features(layout, tokens, padded)
-            if self.config.centralized_critic
-            else tokens
+        tokens = pack_tokens(layout, padded, config.module_identity, config.morphology_in("policy"))
+        critic_tokens = pack_tokens(
+            layout, padded, config.module_identity, config.morphology_in("value")
         )
+        if config.centralized_critic:
+            critic_tokens = with_global_features(layout, critic_tokens, padded)
         policy_carry, (mean, std) = self.policy(swap_batch_and_modules(state["policy"]), tokens)
         value_carry, value = self.value(swap_batch_and_modules(state["value"]), critic_tokens)
         policies = {}

@@ -1,4 +1,5 @@
-"""Module tokens: every module's observation padded to one size, plus its identity.
+"""Module tokens: every module's observation padded to one size, plus its identity and,
+optionally, its morphology features.
 
 The shared, graph and attention architectures see a body as a sequence of such tokens, so
 their weights do not depend on a body's module count or on which module has which size.
@@ -12,12 +13,18 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from modular_ppo.body import MORPHOLOGY_WIDTH
 from modular_ppo.networks.config import ModuleIdentity
 from modular_ppo.networks.layout import BodyLayout
 
 
-def token_size(layout: BodyLayout, identity: ModuleIdentity) -> int:
-    return layout.max_obs_size + (layout.max_modules if identity == "index" else 0)
+def token_size(layout: BodyLayout, identity: ModuleIdentity, morphology: bool) -> int:
+    """Width of a token of `pack_tokens`."""
+    return (
+        layout.max_obs_size
+        + (layout.max_modules if identity == "index" else 0)
+        + (MORPHOLOGY_WIDTH if morphology else 0)
+    )
 
 
 def global_size(layout: BodyLayout) -> int:
@@ -37,14 +44,24 @@ def padded_observations(
 
 
 def pack_tokens(
-    layout: BodyLayout, padded: Float[Array, "modules batch max_obs"], identity: ModuleIdentity
+    layout: BodyLayout,
+    padded: Float[Array, "modules batch max_obs"],
+    identity: ModuleIdentity,
+    morphology: bool,
 ) -> Float[Array, "modules batch token"]:
-    if identity == "none":
-        return padded
+    """Each module's token: its padded observations, then a one-hot of its index (identity
+    "index", width max_modules), then its morphology features (`layout.morphology`)."""
     n_modules, batch, _ = padded.shape
-    one_hot = np.eye(n_modules, layout.max_modules, dtype=np.float32)[:, None, :]
-    one_hot = jnp.broadcast_to(one_hot, (n_modules, batch, layout.max_modules))
-    return jnp.concatenate([padded, one_hot], axis=-1)
+    constants = []
+    if identity == "index":
+        constants.append(np.eye(n_modules, layout.max_modules, dtype=np.float32))
+    if morphology:
+        constants.append(np.asarray(layout.morphology, np.float32))
+    if not constants:
+        return padded
+    per_module = np.concatenate(constants, axis=-1)[:, None, :]
+    per_module = jnp.broadcast_to(per_module, (n_modules, batch, per_module.shape[-1]))
+    return jnp.concatenate([padded, per_module], axis=-1)
 
 
 def with_global_features(
