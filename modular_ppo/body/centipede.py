@@ -4,7 +4,8 @@ Segment i is a torso sphere with a left and a right leg, each built like the ant
 connector, a thigh on a vertical hip hinge and a shin on an ankle hinge with a foot sphere.
 Torso 0 carries the free joint; torso i > 0 hangs behind torso i-1 on a yaw and a pitch
 hinge, both motorized. Default partition: one module per torso and one per leg (torso_0 has
-no motor: observation / value only). Named partitions "AxB" (as MaMuJoCo's many-agent ant):
+no motor: observation / value only). Named partitions "AxB", in the format of MaMuJoCo's
+ManySegmentAnt (whose segments have no motorized torso hinges, so its agents are not these):
 A modules of B consecutive segments each (torsos and legs), for every A*B = N/2, plus torso_0.
 """
 

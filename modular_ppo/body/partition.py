@@ -42,8 +42,8 @@ NAMED_ANNOTATION = ANNOTATION + ":"
 
 Partition = str | Mapping[str, Sequence[str]]
 """What `BodyGraph.from_mjcf(partition=...)` takes: a mapping module -> bodies, the name of a
-partition the MJCF defines (the ant's "4x2", "2x4d": MaMuJoCo's) or a rule ("subtrees",
-"per_actuated_body"); see the module docstring for the format."""
+partition the MJCF defines (the ant's "4x2", "2x4d": Gymnasium-Robotics' MaMuJoCo names) or
+a rule ("subtrees", "per_actuated_body"); see the module docstring for the format."""
 
 _MODULE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 

@@ -9,7 +9,9 @@ docstring is its contract:
 - tasks: `make_task`, `TASK_NAMES`, `Task`, `RewardTerm`, `Transition` (tasks.py: the
   reward terms and how team terms reach the modules);
 - observations: `ObsBlock`, `observation_layout`, `describe_observations`
-  (observations.py, no simulator needed; the features in features.py);
+  (observations.py, no simulator needed; `EnvConfig.observation` "modular": the features
+  in features.py; "mamujoco": Gymnasium-Robotics' MaMuJoCo observations in mamujoco.py,
+  its graphs in mamujoco_graphs.py, cinert / qfrc_actuator in mamujoco_quantities.py);
 - simulators: `Simulator` (physics.py: MJX by default; MuJoCo's C simulator in
   cpu_backend.py / cpu_simulator.py);
 - errors: `EnvError`, `ActionError`, `UnsupportedModelError` (errors.py).

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal
+from typing import Literal, get_args
 
 from modular_ppo.body.task import TaskSpec
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.tasks import TASK_NAMES
 
 TeamSplit = Literal["even", "root"]
+Observation = Literal["modular", "mamujoco"]
+OBSERVATIONS: tuple[str, ...] = get_args(Observation)
 
 TASK_OVERRIDES = (
     "forward_reward_weight", "healthy_reward", "ctrl_cost_weight", "contact_cost_weight",
@@ -31,20 +33,34 @@ class EnvConfig:
     """Task name: "run_forward" (the body's own task as its file states it: velocity along
     +x, alive bonus, control and contact costs, healthy range, reset noise) or
     "run_direction" (the same, velocity along `direction_deg`)."""
+    observation: Observation = "modular"
+    """"modular": this project's observations (own features, module-graph neighbors, the
+    root body's state; the fields below). "mamujoco": Gymnasium-Robotics' MaMuJoCo (v1)
+    observations, for the bodies and partitions it defines (ant-modular 2x4 / 2x4d / 4x2,
+    halfcheetah-modular 6x1 / 2x3, hopper-modular 3x1, walker2d-modular 2x3,
+    humanoid-modular 9|8; modular_ppo/env/mamujoco.py): neighbor_hops is its k,
+    global_features adds its global categories to the agents' observations, and
+    contact_forces must be on exactly for the Ant and Humanoid (their categories read
+    cfrc_ext)."""
     neighbor_hops: int = 1
     """Each module also observes the own features of the modules up to this many hops
-    away in the module graph (0: only its own)."""
+    away in the module graph (0: only its own). mamujoco: hops in MaMuJoCo's graph of
+    joints (its agent_obsk)."""
     global_features: bool = True
     """Append the root body's state (height, orientation, linear and angular velocity) to
-    every module's observation."""
+    every module's observation. mamujoco: the agents also observe MaMuJoCo's global
+    categories (qpos, qvel of the root), which a module that is no agent (the torso)
+    observes either way."""
     body_features: bool = True
     """Own features include the pose and velocity of the module's jointed bodies relative
-    to the root body (in its frame), besides joint angles and velocities."""
+    to the root body (in its frame), besides joint angles and velocities (modular only)."""
     contact_forces: bool = False
     """Own features include the external contact forces on the module's bodies (MuJoCo's
-    cfrc_ext, clipped to [-1, 1]). Costs one extra pass over the contacts per step."""
+    cfrc_ext, clipped to [-1, 1]). Costs one extra pass over the contacts per step.
+    mamujoco: on exactly where MaMuJoCo's categories read cfrc_ext (Ant, Humanoid)."""
     previous_action: bool = False
-    """Own features include the module's previous action (what its actuators hold)."""
+    """Own features include the module's previous action (what its actuators hold; modular
+    only)."""
     episode_length: int = 1000
     """Control steps before an episode is truncated."""
     team_reward: TeamSplit = "even"
@@ -78,6 +94,17 @@ class EnvConfig:
             raise EnvError(
                 f"EnvConfig.task = {self.task!r} is not a known task. Known tasks: "
                 f"{', '.join(TASK_NAMES)}."
+            )
+        if self.observation not in OBSERVATIONS:
+            raise EnvError(
+                f"EnvConfig.observation = {self.observation!r}; use \"modular\" (this "
+                "project's) or \"mamujoco\" (Gymnasium-Robotics' MaMuJoCo)."
+            )
+        if self.observation == "mamujoco" and (self.previous_action or not self.body_features):
+            raise EnvError(
+                "EnvConfig.observation = \"mamujoco\" observes MaMuJoCo's own categories: "
+                "previous_action and body_features belong to the \"modular\" observations. "
+                "Leave them at their defaults (previous_action=False, body_features=True)."
             )
         if self.neighbor_hops < 0:
             raise EnvError(

@@ -1,118 +1,70 @@
 """Named partitions against MaMuJoCo's agents.
 
-Reference: `get_parts_and_edges` in multiagent_mujoco/obsk.py (schroederdewitt/multiagent_mujoco,
-same groups in Kallinteris-Andreas/multiagent_mujoco_v4). Each agent is written as MaMuJoCo
-writes it: (joint, actuator id) per node, the actuator ids of Gymnasium's XML.
+Gymnasium-Robotics' MaMuJoCo (v1, gymnasium_robotics.envs.multiagent_mujoco) is the
+reference for the partition names it defines: its `get_parts_and_edges` gives each agent as
+nodes (a joint label and the id of the actuator it drives in Gymnasium's XML, whose
+actuator order the bundled bodies share). The ant's two other partitions are no v1 names:
+"2x4d-original" is the original MaMuJoCo's 2x4d (schroederdewitt/multiagent_mujoco, obsk.py:
+legs 1+3 and 2+4), "8x1" this project's, written out here.
 """
 
 import pytest
+from gymnasium_robotics.envs.multiagent_mujoco.obsk import get_parts_and_edges
 
 from modular_ppo.body import load_body
 
-ANT_LEGS = {
-    1: [("hip_1", 2), ("ankle_1", 3)],
-    2: [("hip_2", 4), ("ankle_2", 5)],
-    3: [("hip_3", 6), ("ankle_3", 7)],
-    4: [("hip_4", 0), ("ankle_4", 1)],
+V1_PARTITIONS = [
+    ("ant-modular", "Ant", "4x2"),
+    ("ant-modular", "Ant", "2x4"),
+    ("ant-modular", "Ant", "2x4d"),
+    ("halfcheetah-modular", "HalfCheetah", "6x1"),
+    ("halfcheetah-modular", "HalfCheetah", "2x3"),
+    ("hopper-modular", "Hopper", "3x1"),
+    ("walker2d-modular", "Walker2d", "2x3"),
+    ("humanoid-modular", "Humanoid", "9|8"),
+    ("swimmer-3", "Swimmer", "2x1"),
+    ("swimmer-7", "ManySegmentSwimmer", "3x2"),  # 6 motorized joints, 3 agents of 2
+]
+
+ANT_LEGS = {leg: [f"hip_{leg}", f"ankle_{leg}"] for leg in (1, 2, 3, 4)}
+NOT_V1 = {
+    "2x4d-original": [ANT_LEGS[1] + ANT_LEGS[3], ANT_LEGS[2] + ANT_LEGS[4]],
+    "8x1": [[joint] for leg in ANT_LEGS.values() for joint in leg],
 }
-CHEETAH = {"bthigh": 0, "bshin": 1, "bfoot": 2, "fthigh": 3, "fshin": 4, "ffoot": 5}
-WALKER = {
-    "thigh_joint": 0,
-    "leg_joint": 1,
-    "foot_joint": 2,
-    "thigh_left_joint": 3,
-    "leg_left_joint": 4,
-    "foot_left_joint": 5,
-}
-HUMANOID = {
-    "abdomen_y": 0,
-    "abdomen_z": 1,
-    "abdomen_x": 2,
-    "right_hip_x": 3,
-    "right_hip_z": 4,
-    "right_hip_y": 5,
-    "right_knee": 6,
-    "left_hip_x": 7,
-    "left_hip_z": 8,
-    "left_hip_y": 9,
-    "left_knee": 10,
-    "right_shoulder1": 11,
-    "right_shoulder2": 12,
-    "right_elbow": 13,
-    "left_shoulder1": 14,
-    "left_shoulder2": 15,
-    "left_elbow": 16,
-}
+"""The ant's partitions that Gymnasium-Robotics' MaMuJoCo does not define: agents by joint."""
 
 
-def nodes(table: dict[str, int], *joints: str) -> list[tuple[str, int]]:
-    return [(j, table[j]) for j in joints]
+def _agents(graph) -> set[frozenset[int]]:
+    return {frozenset(ids) for ids in graph.partition_of_actuators().values()}
 
 
-MAMUJOCO_AGENTS = {
-    ("ant-modular", "4x2"): [ANT_LEGS[1], ANT_LEGS[2], ANT_LEGS[3], ANT_LEGS[4]],
-    ("ant-modular", "2x4"): [ANT_LEGS[1] + ANT_LEGS[2], ANT_LEGS[3] + ANT_LEGS[4]],
-    ("ant-modular", "2x4d"): [ANT_LEGS[1] + ANT_LEGS[3], ANT_LEGS[2] + ANT_LEGS[4]],
-    # not in obsk.py: one node per agent, as its "6x1" / "3x1" partitions do
-    ("ant-modular", "8x1"): [[node] for leg in ANT_LEGS.values() for node in leg],
-    ("halfcheetah-modular", "6x1"): [nodes(CHEETAH, j) for j in CHEETAH],
-    ("halfcheetah-modular", "2x3"): [
-        nodes(CHEETAH, "bfoot", "bshin", "bthigh"),
-        nodes(CHEETAH, "ffoot", "fshin", "fthigh"),
-    ],
-    ("hopper-modular", "3x1"): [[("thigh_joint", 0)], [("leg_joint", 1)], [("foot_joint", 2)]],
-    ("walker2d-modular", "2x3"): [
-        nodes(WALKER, "foot_joint", "leg_joint", "thigh_joint"),
-        nodes(WALKER, "foot_left_joint", "leg_left_joint", "thigh_left_joint"),
-    ],
-    ("humanoid-modular", "9|8"): [
-        nodes(
-            HUMANOID,
-            "left_shoulder1",
-            "left_shoulder2",
-            "abdomen_x",
-            "abdomen_y",
-            "abdomen_z",
-            "right_shoulder1",
-            "right_shoulder2",
-            "right_elbow",
-            "left_elbow",
-        ),
-        nodes(
-            HUMANOID,
-            "left_hip_x",
-            "left_hip_y",
-            "left_hip_z",
-            "right_hip_x",
-            "right_hip_y",
-            "right_hip_z",
-            "right_knee",
-            "left_knee",
-        ),
-    ],
-    # Swimmer-v4 "2x1" (joints rot2, rot3 there) and many-agent swimmer "AxB": joint i drives
-    # actuator i, agents take consecutive joints.
-    ("swimmer-3", "2x1"): [[("joint_1", 0)], [("joint_2", 1)]],
-    ("swimmer-7", "3x2"): [
-        nodes({f"joint_{i + 1}": i for i in range(6)}, f"joint_{2 * k + 1}", f"joint_{2 * k + 2}")
-        for k in range(3)
-    ],
-}
-
-
-@pytest.mark.parametrize(("body", "partition"), list(MAMUJOCO_AGENTS), ids=lambda v: str(v))
-def test_named_partition_has_mamujoco_agents(body, partition):
+@pytest.mark.parametrize(("body", "scenario", "partition"), V1_PARTITIONS, ids=lambda v: str(v))
+def test_named_partition_has_gymnasium_robotics_agents(body, scenario, partition):
     graph = load_body(body, partition)
-    agents = MAMUJOCO_AGENTS[body, partition]
-    ours = {frozenset(ids) for ids in graph.partition_of_actuators().values()}
-    assert ours == {frozenset(act for _, act in agent) for agent in agents}
+    parts, _, _ = get_parts_and_edges(scenario, partition)
+    assert _agents(graph) == {frozenset(node.act_ids for node in part) for part in parts}
+    if scenario in ("Swimmer", "ManySegmentSwimmer"):
+        return  # their joints are numbered, not named as here
     m = graph.model
-    for agent in agents:
-        for joint, act in agent:
-            assert m.joint(m.actuator_trnid[act, 0]).name == joint
+    for node in (node for part in parts for node in part):
+        joint = m.joint(m.actuator_trnid[node.act_ids, 0]).name
+        assert joint.replace("_", "") == node.label.replace("_", "")  # Ant: hip_1 is "hip1"
     # the body parts MaMuJoCo leaves to "global" observations form one unactuated module
     unactuated = [n for n, mod in graph.modules.items() if not mod.is_actuated]
     assert unactuated == [graph.root_module]
+
+
+@pytest.mark.parametrize("partition", list(NOT_V1))
+def test_the_ants_other_partitions(partition):
+    graph = load_body("ant-modular", partition)
+    m = graph.model
+    by_joints = {
+        frozenset(a for a in range(m.nu) if m.joint(m.actuator_trnid[a, 0]).name in agent)
+        for agent in NOT_V1[partition]
+    }
+    assert _agents(graph) == by_joints
+    with pytest.raises(Exception, match="UNKNOWN partitioning"):
+        get_parts_and_edges("Ant", partition)
 
 
 def test_ant_4x2_is_the_default_ant_annotation():
