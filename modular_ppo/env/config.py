@@ -39,9 +39,8 @@ class EnvConfig:
     observations, for the bodies and partitions it defines (ant-modular 2x4 / 2x4d / 4x2,
     halfcheetah-modular 6x1 / 2x3, hopper-modular 3x1, walker2d-modular 2x3,
     humanoid-modular 9|8; modular_ppo/env/mamujoco.py): neighbor_hops is its k,
-    global_features adds its global categories to the agents' observations, and
-    contact_forces must be on exactly for the Ant and Humanoid (their categories read
-    cfrc_ext)."""
+    global_features adds its global categories to the agents' observations, and the
+    simulator computes contact forces where its categories read them (Ant, Humanoid)."""
     neighbor_hops: int = 1
     """Each module also observes the own features of the modules up to this many hops
     away in the module graph (0: only its own). mamujoco: hops in MaMuJoCo's graph of
@@ -57,7 +56,8 @@ class EnvConfig:
     contact_forces: bool = False
     """Own features include the external contact forces on the module's bodies (MuJoCo's
     cfrc_ext, clipped to [-1, 1]). Costs one extra pass over the contacts per step.
-    mamujoco: on exactly where MaMuJoCo's categories read cfrc_ext (Ant, Humanoid)."""
+    mamujoco: computed where MaMuJoCo's categories read cfrc_ext (Ant, Humanoid) whatever
+    this says; refused where they do not."""
     previous_action: bool = False
     """Own features include the module's previous action (what its actuators hold; modular
     only)."""

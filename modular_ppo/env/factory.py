@@ -10,6 +10,7 @@ from modular_ppo.env.cpu_backend import cpu_unsupported_reason, default_backend
 from modular_ppo.env.cpu_simulator import CpuPhysics
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.modular_env import ModularEnv
+from modular_ppo.env.observations import observation_reads_contact_forces
 from modular_ppo.env.tasks import make_task
 
 Backend = Literal["auto", "mjx", "cpu"]
@@ -36,5 +37,5 @@ def make_env(
     reason = cpu_unsupported_reason(body)
     if reason:
         raise EnvError(f"{body.source}: the CPU backend cannot run this env: {reason}.")
-    contact_forces = config.contact_forces or task.needs_contact_forces
+    contact_forces = task.needs_contact_forces or observation_reads_contact_forces(body, config)
     return ModularEnv(body, task, config, physics=CpuPhysics(body, nthread, contact_forces))

@@ -90,12 +90,11 @@ def mamujoco_blocks(body: BodyGraph, config: EnvConfig) -> tuple[Quantities, Blo
     """The quantities to compute per state and every module's blocks (module docstring).
 
     Raises EnvError when MaMuJoCo defines no observations for this body and partition, or
-    when `config.contact_forces` differs from whether its categories read cfrc_ext.
+    when `config.contact_forces` is set where its categories read no cfrc_ext.
     """
     scenario = body_scenario(body)
     agents = module_agents(body, scenario)
-    last = len(scenario.local_categories) - 1
-    categories = [scenario.local_categories[min(h, last)] for h in range(config.neighbor_hops + 1)]
+    categories = _hop_categories(scenario, config)
     _check_contact_forces(body, scenario, categories, config)
     quantities = Quantities(body)
     owner = {node.label: module for module, nodes in agents.items() for node in nodes}
@@ -214,17 +213,26 @@ def module_agents(body: BodyGraph, scenario: Scenario) -> dict[str, tuple[Node, 
     )
 
 
+def reads_contact_forces(body: BodyGraph, config: EnvConfig) -> bool:
+    """Whether MaMuJoCo's categories for this body, up to `config.neighbor_hops` hops, read
+    the contact forces cfrc_ext (its Ant and Humanoid): the simulator must compute them."""
+    return _reads_cfrc_ext(_hop_categories(body_scenario(body), config))
+
+
+def _hop_categories(scenario: Scenario, config: EnvConfig) -> list[tuple[str, ...]]:
+    """categories[h]: the local categories observed at h hops (the last one repeats)."""
+    last = len(scenario.local_categories) - 1
+    return [scenario.local_categories[min(h, last)] for h in range(config.neighbor_hops + 1)]
+
+
+def _reads_cfrc_ext(categories: list[tuple[str, ...]]) -> bool:
+    return any("cfrc_ext" in level for level in categories)
+
+
 def _check_contact_forces(
     body: BodyGraph, scenario: Scenario, categories: list[tuple[str, ...]], config: EnvConfig
 ) -> None:
-    reads = any("cfrc_ext" in level for level in categories)
-    if reads and not config.contact_forces:
-        raise EnvError(
-            f"{body.source}: MaMuJoCo's {scenario.name} observations include the contact "
-            "forces cfrc_ext, which the simulator computes only when asked: set "
-            "EnvConfig.contact_forces=True (--env.contact-forces)."
-        )
-    if config.contact_forces and not reads:
+    if config.contact_forces and not _reads_cfrc_ext(categories):
         raise EnvError(
             f"{body.source}: MaMuJoCo's {scenario.name} observations include no contact "
             "forces: set EnvConfig.contact_forces=False (leave out --env.contact-forces)."

@@ -11,7 +11,7 @@ from modular_ppo.body import BodyGraph
 from modular_ppo.env.actions import ActionMap
 from modular_ppo.env.config import EnvConfig
 from modular_ppo.env.episode import accumulate, close, empty_episode
-from modular_ppo.env.observations import ObsBlock, Observer
+from modular_ppo.env.observations import ObsBlock, Observer, observation_reads_contact_forces
 from modular_ppo.env.physics import Physics, Simulator
 from modular_ppo.env.tasks import Task, Transition
 from modular_ppo.env.types import State
@@ -52,7 +52,9 @@ class ModularEnv:
         self._actions = ActionMap(body)
         self._observer = Observer(body, config)
         if physics is None:
-            contact_forces = config.contact_forces or task.needs_contact_forces
+            contact_forces = (
+                task.needs_contact_forces or observation_reads_contact_forces(body, config)
+            )
             physics = Physics(body, contact_forces=contact_forces)
         self._physics = physics
         self._init_qpos = jnp.asarray(body.init_qpos, jnp.float32)

@@ -25,10 +25,19 @@ from modular_ppo.body import BodyGraph, Module
 from modular_ppo.env.config import EnvConfig
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.features import GLOBAL_FEATURES, OWN_FEATURES, FeatureVector
-from modular_ppo.env.mamujoco import Blocks, mamujoco_blocks
+from modular_ppo.env.mamujoco import Blocks, mamujoco_blocks, reads_contact_forces
 from modular_ppo.env.obs_block import GLOBAL, ObsBlock
 
 __all__ = ["GLOBAL", "ObsBlock", "Observer", "describe_observations", "observation_layout"]
+
+
+def observation_reads_contact_forces(body: BodyGraph, config: EnvConfig) -> bool:
+    """Whether the observations read contact forces (cfrc_ext), which the simulator then
+    computes: `config.contact_forces` for "modular" observations, MaMuJoCo's categories
+    (its Ant and Humanoid) for "mamujoco"."""
+    if config.observation == "mamujoco":
+        return reads_contact_forces(body, config)
+    return config.contact_forces
 
 
 class Observer:

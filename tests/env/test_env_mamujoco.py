@@ -38,7 +38,7 @@ from modular_ppo.body import load_body
 from modular_ppo.body.library import BODIES_DIR
 from modular_ppo.env import EnvConfig, EnvError, make_env
 from modular_ppo.env.mamujoco_graphs import SCENARIOS
-from modular_ppo.env.observations import Observer
+from modular_ppo.env.observations import Observer, observation_reads_contact_forces
 
 PAIRS = [
     ("ant-modular", "4x2"),
@@ -55,8 +55,8 @@ WITH_CONTACT_FORCES = ("Ant", "Humanoid")
 
 
 def _config(name: str, **changes) -> EnvConfig:
-    contact = SCENARIOS[name].name in WITH_CONTACT_FORCES
-    return EnvConfig(observation="mamujoco", contact_forces=contact, **changes)
+    """MaMuJoCo's observations; the env computes contact forces where they read them."""
+    return EnvConfig(observation="mamujoco", **changes)
 
 
 def _reference(name: str, partition: str, own_model: bool = False, **kwargs):
@@ -225,10 +225,10 @@ def test_a_body_or_partition_mamujoco_does_not_define_is_refused(name, partition
         Observer(load_body(name, partition), EnvConfig(observation="mamujoco", contact_forces=True))
 
 
-def test_contact_forces_must_match_what_the_categories_read():
+def test_contact_forces_are_computed_exactly_where_the_categories_read_them():
     ant, hopper = load_body("ant-modular"), load_body("hopper-modular")
-    with pytest.raises(EnvError, match="Ant .*include the contact forces.*--env.contact-forces"):
-        Observer(ant, EnvConfig(observation="mamujoco"))
+    assert observation_reads_contact_forces(ant, EnvConfig(observation="mamujoco"))
+    assert not observation_reads_contact_forces(hopper, EnvConfig(observation="mamujoco"))
     with pytest.raises(EnvError, match="Hopper observations include no contact forces"):
         Observer(hopper, EnvConfig(observation="mamujoco", contact_forces=True))
     with pytest.raises(EnvError, match="previous_action and body_features"):
