@@ -100,7 +100,8 @@ class Homogeniser:
             x = obs[agent]
             x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, max(self.obs_sizes) - x.shape[-1])])
             if self._one_hot is not None:
-                x = jnp.concatenate([jnp.broadcast_to(self._one_hot[i], x.shape[:-1] + (len(self.agents),)), x], -1)
+                one_hot = jnp.broadcast_to(self._one_hot[i], (*x.shape[:-1], len(self.agents)))
+                x = jnp.concatenate([one_hot, x], -1)
             rows.append(x)
         return jnp.stack(rows, axis=-2)
 

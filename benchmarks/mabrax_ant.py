@@ -84,8 +84,11 @@ def main() -> None:
     args = parser.parse_args()
     ippo_config = IPPOConfig(n_envs=args.ippo_envs, n_steps=args.ippo_rollout)
     with tempfile.TemporaryDirectory() as root:
-        results = {"ours (PPO, per-module GAE, team advantage)": ours(args.steps, args.marks, args.seed, Path(root)),
-                   "IPPO through JaxMARLEnv": ippo(args.steps, args.marks, args.seed, ippo_config)}
+        results = {
+            "ours (PPO, per-module GAE, team advantage)":
+                ours(args.steps, args.marks, args.seed, Path(root)),
+            "IPPO through JaxMARLEnv": ippo(args.steps, args.marks, args.seed, ippo_config),
+        }
     header = " | ".join(f"return at {m:,} steps" for m in args.marks)
     print(f"MABrax ant_4x2, seed {args.seed}, {cpu_model()}, {dt.date.today()}")
     print(f"| method | {header} | wall time |")

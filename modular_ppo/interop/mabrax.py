@@ -28,7 +28,8 @@ intent:
 - halfcheetah_6x1: the map was written for an observation that starts with the root's x
   position, which Brax leaves out: every index reads the entry after the one meant
   (agent_0 sees rooty, bthigh, bshin, bfoot, fshin, the root's z and angular velocity and
-  the bthigh and bshin velocities), and agent_5's last index (17) reads entry 16 (ffoot's velocity, the one meant).
+  the bthigh and bshin velocities), and agent_5's last index (17) reads entry 16
+  (ffoot's velocity, the one meant).
 - humanoid_9|8: the map was written for Gymnasium's 376-entry observation (with cinert,
   cvel and cfrc_ext of the world body too). Brax's humanoid has 244 entries (its feet are
   part of the shins: 11 bodies, no contact forces); this body, Gymnasium's with separate
@@ -37,18 +38,24 @@ intent:
 - hopper_3x1, walker2d_2x3: as the structure suggests (walker2d's torso features are the
   root's z and its x/z velocities; its pitch is in neither agent's map).
 
-Where this differs from MABrax itself: the bodies and tasks are this project's (Gymnasium
-v5 tasks on the bundled MJCF, the ant Brax's; `bodies show NAME` prints each), with their
-physics settings and reset noise, where MABrax steps Brax's own MJCF files (Brax's
-"positional" pipeline by default) with Brax's task constants and Brax's episode
-auto-reset. The rewards are this project's split per module (see `team`), summing to
-the team reward that MABrax gives every agent. `brax_observation` reads this project's
-MuJoCo state with Brax's formulas: on the same joint positions and velocities it equals
-the Brax env's `_get_obs` for the ant, halfcheetah, hopper and walker2d (checked with Brax
-0.14.2's generalized pipeline; hopper and walker2d observe the torso height, which this
-project's rootz joint, with Gymnasium's ref="1.25", and Brax's, without, reach at joint
-values 1.25 apart), and for the humanoid its per-body blocks follow Brax's formula on this
-body's 13 bodies.
+Where this differs from MABrax itself. Physics: MABrax steps Brax's own MJCF files with
+Brax's "positional" pipeline by default (position-based dynamics, not MuJoCo's); here
+each body is this project's MJCF (Brax's / Gymnasium's model; the humanoid's feet are
+bodies of their own) on MJX with its physics settings (`bodies show NAME`). Tasks: the
+reward weights, healthy ranges and reset noise are the same as Brax's env's; the ant's
+task is Brax's, while halfcheetah, hopper, walker2d and humanoid carry Gymnasium v5's,
+which differ from Brax's in that the alive bonus is not paid on the step that
+terminates (Brax pays it on every step) and the humanoid also pays Gymnasium's contact
+cost (5e-7, at most 10 per step). Rewards: this project's split per module (see `team`),
+summing to the team reward that MABrax gives every agent (`rewards["__all__"]` here).
+Episodes: both end after 1000 steps by default and on leaving the healthy ranges.
+
+`brax_observation` reads this project's MuJoCo state with Brax's formulas: on the same
+joint positions and velocities it equals the Brax env's `_get_obs` for the ant,
+halfcheetah, hopper and walker2d (checked with Brax 0.14.2's generalized pipeline; hopper
+and walker2d observe the torso height, which this project's rootz joint, with Gymnasium's
+ref="1.25", and Brax's, without, reach at joint values 1.25 apart); for the humanoid its
+per-body blocks follow Brax's formula on this body's 13 bodies.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ TINY = BodyGraph.from_mjcf(tiny_xml())
 
 @pytest.mark.parametrize("adapter", [JaxMARLEnv, ParallelModularEnv, GymnasiumModularEnv])
 def test_unknown_body_names_near_ones(adapter):
-    with pytest.raises(BodyGraphError, match="unknown body 'ant-modulr'.*Did you mean: ant-modular"):
+    with pytest.raises(BodyGraphError,
+                       match="unknown body 'ant-modulr'.*Did you mean: ant-modular"):
         adapter("ant-modulr")
 
 
@@ -44,7 +45,8 @@ def test_jaxmarl_actions_missing_agent_or_wrong_shape_fail_at_trace_time():
     env = JaxMARLEnv(TINY, config=EnvConfig(episode_length=5))
     _, state = env.reset(jax.random.PRNGKey(0))
     key = jax.random.PRNGKey(1)
-    with pytest.raises(AgentActionError, match=r"missing agent\(s\) \['arm'\].*'arm': shape \(1,\)"):
+    with pytest.raises(AgentActionError,
+                       match=r"missing agent\(s\) \['arm'\].*'arm': shape \(1,\)"):
         env.step(key, state, {"base": np.zeros(1)})
     with pytest.raises(AgentActionError, match=r"agent 'arm' has shape \(2,\).*give shape \(1,\)"):
         env.step(key, state, {"base": np.zeros(1), "arm": np.zeros(2)})

@@ -16,8 +16,9 @@ from modular_ppo.body import BodyGraph
 from modular_ppo.env import EnvConfig
 from modular_ppo.interop import JaxMARLEnv
 
-MARGIN = 20.0
-"""Return above the untrained policy's that a broken learner cannot reach (see the test)."""
+MARGIN = 100.0
+"""Team return the trained policy must gain over the untrained one (seed 0: -2.6 untrained,
+483.6 after 160k steps); a policy that has not learned to push stays near 0."""
 IPPO_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "ippo.py"
 
 
