@@ -74,6 +74,11 @@ class ModularEnv:
         )
 
     @property
+    def physics(self) -> Simulator:
+        """The simulator the env steps (read-only)."""
+        return self._physics
+
+    @property
     def mjx_model(self) -> mjx.Model:
         """The `mjx.Model` the env steps."""
         return self._physics.model

@@ -1,0 +1,228 @@
+"""JaxMARL-style IPPO through any JaxMARL environment with Box spaces (e.g. JaxMARLEnv).
+
+After JaxMARL's IPPO baseline for MABrax (baselines/IPPO/ippo_ff_mabrax.py and its config
+ippo_ff_mabrax.yaml, PureJaxRL's PPO): one actor-critic whose parameters every agent
+shares, a Gaussian policy with a state-independent log-std, tanh MLPs of 64 x 2, GAE and
+the clipped PPO loss per agent, every agent trained on the team reward (MABrax gives each
+agent the team reward; here `rewards["__all__"]`). Agents with observations or actions of
+different sizes are homogenised as JaxMARL's "max" option does: observations zero-padded
+to the largest and prefixed with the agent's one-hot index, actions cut from the largest.
+Actions are clipped to [-1, 1] before the env.
+
+    state, curve = train_ippo(env, IPPOConfig(total_steps=...), jax.random.PRNGKey(0))
+
+`curve` rows: env steps so far, and the mean team return of the episodes that ended in
+that update (NaN when none did).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+
+@dataclasses.dataclass(frozen=True)
+class IPPOConfig:
+    """ippo_ff_mabrax.yaml's settings; total_steps counts env steps (each moves every agent)."""
+
+    total_steps: int = 10_000_000
+    n_envs: int = 64
+    n_steps: int = 300
+    lr: float = 1e-3
+    anneal_lr: bool = True
+    update_epochs: int = 4
+    n_minibatches: int = 4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    ent_coef: float = 2e-6
+    vf_coef: float = 4.5
+    max_grad_norm: float = 0.5
+    hidden: int = 64
+
+    @property
+    def n_updates(self) -> int:
+        return max(1, self.total_steps // (self.n_envs * self.n_steps))
+
+
+def _dense(key, n_in, n_out, scale):
+    return {"w": jax.nn.initializers.orthogonal(scale)(key, (n_in, n_out)), "b": jnp.zeros(n_out)}
+
+
+def _mlp(params, x):
+    for layer in params[:-1]:
+        x = jnp.tanh(x @ layer["w"] + layer["b"])
+    return x @ params[-1]["w"] + params[-1]["b"]
+
+
+def init_params(key, obs_size: int, action_size: int, hidden: int) -> dict:
+    keys = jax.random.split(key, 6)
+    root2 = math.sqrt(2.0)
+    return {
+        "actor": [_dense(keys[0], obs_size, hidden, root2), _dense(keys[1], hidden, hidden, root2),
+                  _dense(keys[2], hidden, action_size, 0.01)],
+        "critic": [_dense(keys[3], obs_size, hidden, root2), _dense(keys[4], hidden, hidden, root2),
+                   _dense(keys[5], hidden, 1, 1.0)],
+        "log_std": jnp.zeros(action_size),
+    }
+
+
+def policy(params, obs):
+    """(mean, log_std, value) for a batch of homogenised observations."""
+    return _mlp(params["actor"], obs), params["log_std"], _mlp(params["critic"], obs)[..., 0]
+
+
+def _log_prob(mean, log_std, action):
+    return jnp.sum(-0.5 * ((action - mean) / jnp.exp(log_std)) ** 2 - log_std
+                   - 0.5 * jnp.log(2 * jnp.pi), axis=-1)
+
+
+class Homogeniser:
+    """Agent-keyed observations / actions <-> one [..., n_agents, size] array."""
+
+    def __init__(self, env):
+        self.agents = list(env.agents)
+        self.obs_sizes = [env.observation_space(a).shape[0] for a in self.agents]
+        self.action_sizes = [env.action_space(a).shape[0] for a in self.agents]
+        same = len(set(self.obs_sizes)) == 1
+        self.obs_size = max(self.obs_sizes) + (0 if same else len(self.agents))
+        self.action_size = max(self.action_sizes)
+        self._one_hot = None if same else jnp.eye(len(self.agents))
+
+    def obs(self, obs: dict) -> jax.Array:
+        rows = []
+        for i, agent in enumerate(self.agents):
+            x = obs[agent]
+            x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, max(self.obs_sizes) - x.shape[-1])])
+            if self._one_hot is not None:
+                one_hot = jnp.broadcast_to(self._one_hot[i], (*x.shape[:-1], len(self.agents)))
+                x = jnp.concatenate([one_hot, x], -1)
+            rows.append(x)
+        return jnp.stack(rows, axis=-2)
+
+    def actions(self, actions: jax.Array) -> dict:
+        return {a: jnp.clip(actions[..., i, :n], -1.0, 1.0)
+                for i, (a, n) in enumerate(zip(self.agents, self.action_sizes))}
+
+
+def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict[str, float]]]:
+    """Train IPPO on `env`; returns the parameters and the learning curve."""
+    shape = Homogeniser(env)
+    n_agents = len(shape.agents)
+    schedule = (optax.linear_schedule(config.lr, 0.0, config.n_updates * config.update_epochs
+                                      * config.n_minibatches) if config.anneal_lr else config.lr)
+    optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                            optax.adam(schedule, eps=1e-5))
+    key, init_key, reset_key = jax.random.split(key, 3)
+    params = init_params(init_key, shape.obs_size, shape.action_size, config.hidden)
+    opt_state = optimizer.init(params)
+    obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, config.n_envs))
+    running = jnp.zeros(config.n_envs)
+
+    def env_step(carry, key):
+        params, obs, env_state, running = carry
+        action_key, step_key = jax.random.split(key)
+        x = shape.obs(obs)
+        mean, log_std, value = policy(params, x)
+        action = mean + jnp.exp(log_std) * jax.random.normal(action_key, mean.shape)
+        log_prob = _log_prob(mean, log_std, action)
+        obs, env_state, rewards, dones, _ = jax.vmap(env.step)(
+            jax.random.split(step_key, config.n_envs), env_state, shape.actions(action))
+        team, done = rewards["__all__"], dones["__all__"]
+        running = running + team
+        finished = jnp.where(done, running, jnp.nan)
+        running = jnp.where(done, 0.0, running)
+        step = dict(obs=x, action=action, log_prob=log_prob, value=value,
+                    reward=jnp.repeat(team[:, None], n_agents, 1),
+                    done=jnp.repeat(done[:, None], n_agents, 1).astype(jnp.float32),
+                    finished=finished)
+        return (params, obs, env_state, running), step
+
+    def gae(batch, last_value):
+        def backward(carry, step):
+            advantage, next_value = carry
+            delta = step["reward"] + config.gamma * next_value * (1 - step["done"]) - step["value"]
+            advantage = delta + config.gamma * config.gae_lambda * (1 - step["done"]) * advantage
+            return (advantage, step["value"]), advantage
+
+        _, advantages = jax.lax.scan(backward, (jnp.zeros_like(last_value), last_value),
+                                     batch, reverse=True)
+        return advantages, advantages + batch["value"]
+
+    def loss(params, minibatch):
+        mean, log_std, value = policy(params, minibatch["obs"])
+        log_prob = _log_prob(mean, log_std, minibatch["action"])
+        ratio = jnp.exp(log_prob - minibatch["log_prob"])
+        adv = minibatch["advantage"]
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        actor = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
+                                                   1 + config.clip_eps) * adv).mean()
+        clipped = minibatch["value"] + jnp.clip(value - minibatch["value"], -config.clip_eps,
+                                                config.clip_eps)
+        critic = 0.5 * jnp.maximum((value - minibatch["target"]) ** 2,
+                                   (clipped - minibatch["target"]) ** 2).mean()
+        entropy = jnp.sum(log_std + 0.5 * jnp.log(2 * jnp.pi * jnp.e))
+        return actor + config.vf_coef * critic - config.ent_coef * entropy
+
+    def update(carry, key):
+        params, opt_state, obs, env_state, running = carry
+        rollout_key, shuffle_key = jax.random.split(key)
+        (params, obs, env_state, running), batch = jax.lax.scan(
+            env_step, (params, obs, env_state, running),
+            jax.random.split(rollout_key, config.n_steps))
+        _, _, last_value = policy(params, shape.obs(obs))
+        finished = batch.pop("finished")
+        batch["advantage"], batch["target"] = gae(batch, last_value)
+        flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[3:]), batch)
+        size = flat["obs"].shape[0]
+
+        def epoch(carry, key):
+            params, opt_state = carry
+            order = jax.random.permutation(key, size).reshape(config.n_minibatches, -1)
+
+            def minibatch(carry, idx):
+                params, opt_state = carry
+                grads = jax.grad(loss)(params, jax.tree.map(lambda x: x[idx], flat))
+                updates, opt_state = optimizer.update(grads, opt_state)
+                return (optax.apply_updates(params, updates), opt_state), None
+
+            return jax.lax.scan(minibatch, (params, opt_state), order)[0], None
+
+        (params, opt_state), _ = jax.lax.scan(
+            epoch, (params, opt_state), jax.random.split(shuffle_key, config.update_epochs))
+        return (params, opt_state, obs, env_state, running), jnp.nanmean(finished)
+
+    step_fn = jax.jit(lambda carry, key: update(carry, key))
+    carry = (params, opt_state, obs, env_state, running)
+    curve = []
+    for i, update_key in enumerate(jax.random.split(key, config.n_updates)):
+        carry, mean_return = step_fn(carry, update_key)
+        curve.append({"steps": (i + 1) * config.n_envs * config.n_steps,
+                      "team_return": float(mean_return)})
+    return carry[0], curve
+
+
+def evaluate(env, params, key: jax.Array, n_envs: int, n_steps: int) -> float:
+    """Mean team return of the first episode of `n_envs` envs under the policy's mean action
+    (episodes longer than `n_steps` counted up to there)."""
+    shape = Homogeniser(env)
+
+    def rollout(key):
+        obs, state = env.reset(key)
+
+        def step(carry, key):
+            obs, state, alive, total = carry
+            mean, _, _ = policy(params, shape.obs(obs))
+            obs, state, rewards, dones, _ = env.step(key, state, shape.actions(mean))
+            total = total + alive * rewards["__all__"]
+            return (obs, state, alive * (1.0 - dones["__all__"]), total), None
+
+        carry = (obs, state, jnp.ones(()), jnp.zeros(()))
+        return jax.lax.scan(step, carry, jax.random.split(key, n_steps))[0][3]
+
+    return float(np.mean(jax.jit(jax.vmap(rollout))(jax.random.split(key, n_envs))))

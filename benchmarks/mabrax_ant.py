@@ -1,0 +1,111 @@
+"""MABrax ant_4x2 side by side: this project's PPO against JaxMARL-style IPPO through the
+JaxMARL adapter, the same number of env steps on the same machine (issue 17, point 4).
+
+    python benchmarks/mabrax_ant.py                      # 10M steps each, marks at 5M and 10M
+    python benchmarks/mabrax_ant.py --steps 60000 --marks 30000 60000 --out /tmp/tiny.json
+
+- ours: `cli.py train --body ant-modular --partition 4x2` with its defaults (per-module
+  GAE summed into one team advantage, the default backend), `--ppo.total-steps STEPS`; the
+  return at a mark is `episode/team_return` (mean over the episodes that ended in the
+  iteration) of the last iteration at or before it.
+- IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on
+  `JaxMARLEnv("ant_4x2")` (MABrax's observations, this project's ant and task, MJX); the
+  return at a mark is the mean team return of the episodes that ended in the last five
+  updates at or before it.
+
+Prints a BENCHMARKS.md-style table row per method and writes them with the settings to
+`--out` (JSON). Both start from seed `--seed`; each runs alone (one after the other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import io
+import json
+import math
+import tempfile
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+from ippo import IPPOConfig, train_ippo  # benchmarks/ippo.py, beside this script
+from report import cpu_model  # benchmarks/report.py, beside this script
+from rich.console import Console
+
+from modular_ppo.env import EnvConfig
+from modular_ppo.interop import JaxMARLEnv
+from modular_ppo.ppo import default_ppo_config
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.run_dir import read_metrics
+from modular_ppo.runs.train_run import run_training
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def ours(steps: int, marks: list[int], seed: int, root: Path) -> dict:
+    config = TrainRunConfig(
+        body="ant-modular", partition="4x2", seed=seed,
+        ppo=dataclasses.replace(default_ppo_config(), total_steps=steps),
+        env=EnvConfig(), eval_every_steps=0, checkpoint_every_steps=0, video=False,
+        runs_root=root, run_name="ours",
+    )
+    start = time.perf_counter()
+    rows = [r for r in read_metrics(run_training(config, Console(file=io.StringIO())))
+            if "episode/team_return" in r]
+    at = {m: next((r["episode/team_return"] for r in reversed(rows) if r["step"] <= m), math.nan)
+          for m in marks}
+    return {"returns": at, "wall_s": time.perf_counter() - start}
+
+
+def ippo(steps: int, marks: list[int], seed: int, config: IPPOConfig) -> dict:
+    env = JaxMARLEnv("ant_4x2", config=EnvConfig(episode_length=1000))
+    start = time.perf_counter()
+    _, curve = train_ippo(env, dataclasses.replace(config, total_steps=steps),
+                          jax.random.PRNGKey(seed))
+    at = {}
+    for mark in marks:
+        before = [r["team_return"] for r in curve if r["steps"] <= mark][-5:]
+        finite = [x for x in before if not math.isnan(x)]
+        at[mark] = float(np.mean(finite)) if finite else math.nan
+    return {"returns": at, "wall_s": time.perf_counter() - start}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=10_000_000)
+    parser.add_argument("--marks", type=int, nargs="+", default=[5_000_000, 10_000_000])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ippo-envs", type=int, default=IPPOConfig.n_envs)
+    parser.add_argument("--ippo-rollout", type=int, default=IPPOConfig.n_steps)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax_ant.json")
+    args = parser.parse_args()
+    ippo_config = IPPOConfig(n_envs=args.ippo_envs, n_steps=args.ippo_rollout)
+    with tempfile.TemporaryDirectory() as root:
+        results = {
+            "ours (PPO, per-module GAE, team advantage)":
+                ours(args.steps, args.marks, args.seed, Path(root)),
+            "IPPO through JaxMARLEnv": ippo(args.steps, args.marks, args.seed, ippo_config),
+        }
+    header = " | ".join(f"return at {m:,} steps" for m in args.marks)
+    print(f"MABrax ant_4x2, seed {args.seed}, {cpu_model()}, {dt.date.today()}")
+    print(f"| method | {header} | wall time |")
+    print("|" + " --- |" * (len(args.marks) + 2))
+    for name, result in results.items():
+        cells = " | ".join(f"{result['returns'][m]:,.0f}" for m in args.marks)
+        print(f"| {name} | {cells} | {result['wall_s'] / 60:.1f} min |")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
+        "task": "MABrax ant_4x2", "steps": args.steps, "marks": args.marks, "seed": args.seed,
+        "cpu": cpu_model(), "date": str(dt.date.today()), "jax_backend": jax.default_backend(),
+        "ippo": dataclasses.asdict(dataclasses.replace(ippo_config, total_steps=args.steps)),
+        "results": {n: {"returns": {str(m): v for m, v in r["returns"].items()},
+                        "wall_s": r["wall_s"]} for n, r in results.items()},
+    }, indent=2))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""Other libraries' environment APIs over a body: JaxMARL, PettingZoo, Gymnasium. A stage
+beside the pipeline: it imports only `body` and `env`, and nothing in the pipeline imports
+it. Each name's docstring is its contract:
+
+- JaxMARL: `JaxMARLEnv` (jaxmarl_env.py: a `MultiAgentEnv` on MJX, jit / vmap-able; any
+  body, or MABrax's task names `MABRAX_TASKS` with MABrax's observations, mabrax.py);
+- PettingZoo: `ParallelModularEnv` (pettingzoo_env.py: a `ParallelEnv` on the CPU
+  backend, seeded resets, rgb_array rendering in render.py);
+- Gymnasium: `GymnasiumModularEnv` (gymnasium_env.py: one agent acting for every module);
+- what they share: agents = actuated modules with per-agent actions and rewards (`Team`,
+  team.py), episodes whose end is visible (`episodic`, episodes.py: the env on a
+  simulator that never restarts), bodies by name, path or BodyGraph (bodies.py);
+- errors: `InteropError`, `AgentActionError` (errors.py).
+
+The adapters are imported on first use (`from modular_ppo.interop import JaxMARLEnv`
+imports jaxmarl, about 4 s; PettingZoo and Gymnasium are not imported with it).
+`pip install 'modular_ppo[interop]'` installs jaxmarl, pettingzoo and gymnasium.
+"""
+
+import importlib
+
+from modular_ppo.interop.episodes import episodic
+from modular_ppo.interop.errors import AgentActionError, InteropError
+from modular_ppo.interop.mabrax import MABRAX_TASKS
+from modular_ppo.interop.team import Team
+
+_ADAPTERS = {
+    "JaxMARLEnv": "modular_ppo.interop.jaxmarl_env",
+    "ParallelModularEnv": "modular_ppo.interop.pettingzoo_env",
+    "GymnasiumModularEnv": "modular_ppo.interop.gymnasium_env",
+}
+
+
+def __getattr__(name: str):
+    if name in _ADAPTERS:
+        return getattr(importlib.import_module(_ADAPTERS[name]), name)
+    raise AttributeError(f"module 'modular_ppo.interop' has no attribute {name!r}")
+
+
+__all__ = [
+    "AgentActionError", "GymnasiumModularEnv", "InteropError", "JaxMARLEnv", "MABRAX_TASKS",
+    "ParallelModularEnv", "Team", "episodic",
+]
