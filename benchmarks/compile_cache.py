@@ -1,0 +1,130 @@
+"""Compile once: a first run (empty compile cache) and a second run of the same shape.
+
+    taskset -c 1 python benchmarks/compile_cache.py                  # ant-modular, CLI defaults
+    taskset -c 1 python benchmarks/compile_cache.py --pairs 1 -- --body tiny.xml --backend mjx
+
+Each pair starts `python cli.py train --body ant-modular` (plus the flags after `--`) twice
+with a fresh, empty --compile-cache-dir shared by the two, and stops each run (SIGINT, as
+Ctrl-C) once it has printed its first progress line. Per run it records the wall time
+from starting the command to that line and the command's CPU seconds by then (a figure
+that other processes on the same core slow less), from the run's first metrics row
+`time/compile_s` (tracing, lowering and compiling or loading the training step),
+`time/elapsed_s` (from building the run to the end of the first training call) and
+`time/eval_s` (the evaluation the CLI runs after the first call, before its first
+progress line), and the cache folder's entries after it. Writes benchmarks/results/compile_cache/results.json (--out) and prints
+a Markdown table. The target (issue 15): the second run's first progress line within 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from report import environment_facts
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRESS_PREFIX = "step "
+"""The CLI's progress lines (outside a terminal) start with "step N/TOTAL"."""
+TARGET_S = 10.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a running process has used (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) -> dict:
+    """One `cli.py train` until its first progress line; its timings and output."""
+    command = [sys.executable, "cli.py", "train", *flags, "--runs-root", str(runs_root),
+               "--compile-cache-dir", str(cache)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    watchdog = threading.Timer(timeout_s, process.kill)
+    watchdog.start()
+    lines, progress_line, first_progress_s, first_progress_cpu_s = [], None, None, None
+    try:
+        for line in process.stdout:
+            lines.append(line.rstrip())
+            if line.startswith(PROGRESS_PREFIX):
+                first_progress_s = time.perf_counter() - started
+                first_progress_cpu_s = cpu_seconds(process.pid)
+                progress_line = line.rstrip()
+                process.send_signal(signal.SIGINT)  # stop as Ctrl-C does: checkpoint, exit
+                break
+        lines += process.communicate()[0].splitlines()
+    finally:
+        watchdog.cancel()
+    if first_progress_s is None:
+        raise RuntimeError(f"no progress line within {timeout_s:.0f} s from "
+                           f"{' '.join(command)} (exit {process.returncode}):\n"
+                           + "\n".join(lines[-20:]))
+    (metrics_file,) = runs_root.glob("*/*/metrics.jsonl")
+    first_row = json.loads(metrics_file.read_text().splitlines()[0])
+    entries = list(cache.glob("*-cache"))
+    return dict(first_progress_s=first_progress_s, first_progress_cpu_s=first_progress_cpu_s,
+                compile_s=first_row["time/compile_s"],
+                first_call_elapsed_s=first_row["time/elapsed_s"],
+                eval_s=first_row.get("time/eval_s", 0.0),
+                cache_entries=len(entries),
+                cache_mib=sum(p.stat().st_size for p in entries) / 2**20,
+                load_before=load_before, load_after=os.getloadavg()[0],
+                progress_line=progress_line)
+
+
+def markdown(results: dict) -> str:
+    rows = ["| pair | run | first progress line s (CPU s) | time/compile_s "
+            "| first call done s | first eval s | cache entries (MiB) |",
+            "|---:|---|---:|---:|---:|---:|---|"]
+    for i, pair in enumerate(results["pairs"], 1):
+        for which in ("first", "second"):
+            r = pair[which]
+            rows.append(f"| {i} | {which} | {r['first_progress_s']:.1f} "
+                        f"({r['first_progress_cpu_s']:.1f}) | {r['compile_s']:.1f} "
+                        f"| {r['first_call_elapsed_s']:.1f} | {r['eval_s']:.1f} "
+                        f"| {r['cache_entries']} ({r['cache_mib']:.1f}) |")
+    worst = max(pair["second"]["first_progress_s"] for pair in results["pairs"])
+    verdict = "met" if worst <= TARGET_S else "missed"
+    return "\n".join(rows + ["", f"Second run's first progress line: at most {worst:.1f} s "
+                             f"(target <= {TARGET_S:.0f} s): {verdict}."])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=2, help="first + second run pairs")
+    parser.add_argument("--out", type=Path,
+                        default=ROOT / "benchmarks/results/compile_cache/results.json")
+    parser.add_argument("--timeout-s", type=float, default=600.0, help="per run")
+    parser.add_argument("flags", nargs="*", default=["--body", "ant-modular"],
+                        help="train flags (after --); default: --body ant-modular")
+    args = parser.parse_args()
+    results = {"command": "python benchmarks/compile_cache.py " + " ".join(sys.argv[1:]),
+               "train_flags": args.flags, "facts": environment_facts(), "pairs": []}
+    for _ in range(args.pairs):
+        with tempfile.TemporaryDirectory(prefix="compile_cache_bench_") as scratch:
+            scratch = Path(scratch)
+            pair = {which: timed_run(args.flags, scratch / which, scratch / "cache",
+                                     args.timeout_s)
+                    for which in ("first", "second")}
+        results["pairs"].append(pair)
+        print(json.dumps(pair), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(markdown(results))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
