@@ -11,7 +11,8 @@ docstring is its contract:
 - observations: `ObsBlock`, `observation_layout`, `describe_observations`
   (observations.py, no simulator needed; the features in features.py);
 - simulators: `Simulator` (physics.py: MJX by default; MuJoCo's C simulator in
-  cpu_backend.py / cpu_simulator.py);
+  cpu_backend.py / cpu_simulator.py; MJX's MuJoCo Warp implementation, NVIDIA GPUs, in
+  warp_physics.py);
 - errors: `EnvError`, `ActionError`, `UnsupportedModelError` (errors.py).
 """
 
