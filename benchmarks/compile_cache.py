@@ -4,15 +4,16 @@
     taskset -c 1 python benchmarks/compile_cache.py --pairs 1 -- --body tiny.xml --backend mjx
 
 Each pair starts `python cli.py train --body ant-modular` (plus the flags after `--`) twice
-with a fresh, empty --compile-cache-dir shared by the two, and stops each run (SIGINT, as
-Ctrl-C) once it has printed its first progress line. Per run it records the wall time
-from starting the command to that line and the command's CPU seconds by then (a figure
-that other processes on the same core slow less), from the run's first metrics row
-`time/compile_s` (tracing, lowering and compiling or loading the training step),
-`time/elapsed_s` (from building the run to the end of the first training call) and
-`time/eval_s` (the evaluation the CLI runs after the first call, before its first
-progress line), and the cache folder's entries after it. Writes benchmarks/results/compile_cache/results.json (--out) and prints
-a Markdown table. The target (issue 15): the second run's first progress line within 10 s.
+with a fresh, empty --compile-cache-dir shared by the two, and stops each run once it has
+printed its first progress line. Per run it records the wall time from starting the
+command to that line and the command's CPU seconds by then (a figure that other processes
+on the same core slow less), the wall time to its first output line (imports and
+start-up), from the run's first metrics row `time/compile_s` (tracing, lowering and
+compiling or loading the training step), `time/elapsed_s` (from building the run to the
+end of the first training call) and `time/eval_s` (the evaluation the CLI runs after the
+first call, before its first progress line), and the cache folder's entries after it.
+Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table.
+The target (issue 15): the second run's first progress line within 10 s.
 """
 
 from __future__ import annotations
@@ -20,78 +21,48 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
+from cli_runs import PROGRESS_PREFIX, ROOT, run_cli
 from report import environment_facts
 
-ROOT = Path(__file__).resolve().parents[1]
-PROGRESS_PREFIX = "step "
-"""The CLI's progress lines (outside a terminal) start with "step N/TOTAL"."""
 TARGET_S = 10.0
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a running process has used (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) -> dict:
-    """One `cli.py train` until its first progress line; its timings and output."""
-    command = [sys.executable, "cli.py", "train", *flags, "--runs-root", str(runs_root),
-               "--compile-cache-dir", str(cache)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    """One `cli.py train` until its first progress line; its timings."""
     load_before = os.getloadavg()[0]
-    started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
-    watchdog = threading.Timer(timeout_s, process.kill)
-    watchdog.start()
-    lines, progress_line, first_progress_s, first_progress_cpu_s = [], None, None, None
-    try:
-        for line in process.stdout:
-            lines.append(line.rstrip())
-            if line.startswith(PROGRESS_PREFIX):
-                first_progress_s = time.perf_counter() - started
-                first_progress_cpu_s = cpu_seconds(process.pid)
-                progress_line = line.rstrip()
-                process.send_signal(signal.SIGINT)  # stop as Ctrl-C does: checkpoint, exit
-                break
-        lines += process.communicate()[0].splitlines()
-    finally:
-        watchdog.cancel()
-    if first_progress_s is None:
-        raise RuntimeError(f"no progress line within {timeout_s:.0f} s from "
-                           f"{' '.join(command)} (exit {process.returncode}):\n"
-                           + "\n".join(lines[-20:]))
-    (metrics_file,) = runs_root.glob("*/*/metrics.jsonl")
-    first_row = json.loads(metrics_file.read_text().splitlines()[0])
+    run = run_cli([*flags, "--compile-cache-dir", str(cache)], runs_root, timeout_s,
+                  until=lambda line, _: line.startswith(PROGRESS_PREFIX))
+    if run.stopped_s is None:
+        raise RuntimeError(f"no progress line within {timeout_s:.0f} s from cli.py train "
+                           f"{' '.join(flags)} (exit {run.returncode}):\n"
+                           + "\n".join(run.lines[-20:]))
+    first_row = run.rows[0]
     entries = list(cache.glob("*-cache"))
-    return dict(first_progress_s=first_progress_s, first_progress_cpu_s=first_progress_cpu_s,
-                compile_s=first_row["time/compile_s"],
+    return dict(first_progress_s=run.stopped_s, first_progress_cpu_s=run.stopped_cpu_s,
+                started_s=run.first_line_s, compile_s=first_row["time/compile_s"],
                 first_call_elapsed_s=first_row["time/elapsed_s"],
                 eval_s=first_row.get("time/eval_s", 0.0),
                 cache_entries=len(entries),
                 cache_mib=sum(p.stat().st_size for p in entries) / 2**20,
                 load_before=load_before, load_after=os.getloadavg()[0],
-                progress_line=progress_line)
+                progress_line=next(line for line in run.lines
+                                   if line.startswith(PROGRESS_PREFIX)))
 
 
 def markdown(results: dict) -> str:
-    rows = ["| pair | run | first progress line s (CPU s) | time/compile_s "
+    rows = ["| pair | run | first progress line s (CPU s) | start-up s | time/compile_s "
             "| first call done s | first eval s | cache entries (MiB) |",
-            "|---:|---|---:|---:|---:|---:|---|"]
+            "|---:|---|---:|---:|---:|---:|---:|---|"]
     for i, pair in enumerate(results["pairs"], 1):
         for which in ("first", "second"):
             r = pair[which]
             rows.append(f"| {i} | {which} | {r['first_progress_s']:.1f} "
-                        f"({r['first_progress_cpu_s']:.1f}) | {r['compile_s']:.1f} "
+                        f"({r['first_progress_cpu_s']:.1f}) | {r['started_s']:.1f} "
+                        f"| {r['compile_s']:.1f} "
                         f"| {r['first_call_elapsed_s']:.1f} | {r['eval_s']:.1f} "
                         f"| {r['cache_entries']} ({r['cache_mib']:.1f}) |")
     worst = max(pair["second"]["first_progress_s"] for pair in results["pairs"])

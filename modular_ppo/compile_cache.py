@@ -72,7 +72,7 @@ def cache_dir(flags: CompileCacheConfig) -> str:
     return str(Path(user_cache).expanduser() / "modular_ppo" / "jax")
 
 
-def unusable(folder: str) -> str | None:
+def _unusable(folder: str) -> str | None:
     """Why `folder` cannot hold the cache (it cannot be created, or a file cannot be written
     in it); None if it can. URLs are JAX's to check."""
     if "://" in folder:
@@ -96,7 +96,7 @@ def persistent_compile_cache(
     previous = {name: getattr(jax.config, name) for name in _SETTINGS}
     wanted = flags.compile_cache and previous["jax_enable_compilation_cache"]
     folder = cache_dir(flags) if wanted else None
-    problem = unusable(folder) if folder is not None else None
+    problem = _unusable(folder) if folder is not None else None
     if problem is not None:
         warn(f"the compile cache folder {folder} cannot be used ({problem}); this command "
              "compiles without it. Give --compile-cache-dir a folder you can write to, or "

@@ -25,7 +25,7 @@ from modular_ppo.body import BodyGraph
 WORLDS = 16_384
 """The most environments one env may be stepped with at once (vmapped)."""
 CONTACTS_PER_WORLD = 64
-"""Contact slots per environment in the shared buffer (`naconmax = WORLDS x this`)."""
+"""Contact slots per environment in the shared buffer (`naconmax`)."""
 
 
 def warp_unavailable_reason() -> str | None:
@@ -44,19 +44,25 @@ def warp_unavailable_reason() -> str | None:
     return None
 
 
+def put_warp_model(body: BodyGraph, worlds: int) -> tuple[mjx.Model, mjx.Data]:
+    """The body's MuJoCo Warp model on the device, and a data template for up to `worlds`
+    environments stepped at once (vmapped)."""
+    device = jax.local_devices()[0]
+    model = mjx.put_model(body.model, device=device, impl="warp")
+    # The bundled bodies run one solver iteration on purpose (MJX speed); MuJoCo Warp
+    # would print that the iteration limit was reached at every step.
+    quiet = model.opt._impl.warn_overflow & ~int(mjx_warp.mjwp_types.OverflowType.ITERATIONS)
+    model = model.tree_replace({"opt._impl.warn_overflow": quiet})
+    return model, mjx.make_data(body.model, device=device, impl="warp",
+                                naconmax=worlds * CONTACTS_PER_WORLD)
+
+
 class WarpPhysics:
     """The `Simulator` on MuJoCo Warp: starts and steps one environment's `mjx.Data`
     (callers vmap, over at most `WORLDS` environments)."""
 
     def __init__(self, body: BodyGraph):
-        device = jax.local_devices()[0]
-        model = mjx.put_model(body.model, device=device, impl="warp")
-        # The bundled bodies run one solver iteration on purpose (MJX speed); MuJoCo Warp
-        # would print that the iteration limit was reached at every step.
-        quiet = model.opt._impl.warn_overflow & ~int(mjx_warp.mjwp_types.OverflowType.ITERATIONS)
-        self.model = model.tree_replace({"opt._impl.warn_overflow": quiet})
-        self._blank = mjx.make_data(body.model, device=device, impl="warp",
-                                    naconmax=WORLDS * CONTACTS_PER_WORLD)
+        self.model, self._blank = put_warp_model(body, WORLDS)
         self.frame_skip = body.frame_skip
         self.dt = float(body.model.opt.timestep) * self.frame_skip
         """Seconds per control step."""
