@@ -39,8 +39,8 @@ class EvalCommand:
     """With --body a body the run did not train on: env steps of the policy acting on it
     that estimate its observation normalizer statistics (no reward used); 0: none."""
     backend: Backend | None = None
-    """Evaluate on this simulator instead of the run's own ("mjx" or "cpu"): the same
-    policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
+    """Evaluate on this simulator instead of the run's own ("mjx", "cpu" or "warp"): the
+    same policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
     cache: CompileCacheFlags = CompileCacheConfig()
     """Where compiled programs are kept between commands."""
 

@@ -61,8 +61,9 @@ class TrainRunConfig:
     backend: Backend = "auto"
     """Simulator: "cpu" (MuJoCo's C simulator on a thread pool, several times faster than
     MJX when JAX runs on CPU: BENCHMARKS.md), "mjx" (MuJoCo MJX inside JAX, the one for
-    GPUs) or "auto" ("cpu" when JAX runs on CPU and the body allows it, else "mjx"). The
-    run records the backend it used, and a resumed run keeps it."""
+    GPUs), "warp" (MJX's MuJoCo Warp implementation: NVIDIA GPUs, `pip install -e
+    '.[warp]'`) or "auto" ("cpu" when JAX runs on CPU and the body allows it, else "mjx").
+    The run records the backend it used, and a resumed run keeps it."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)

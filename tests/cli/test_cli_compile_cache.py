@@ -33,6 +33,12 @@ CACHED = ("train_step", "reset", "run_episodes")
 reset and the evaluation."""
 
 
+@pytest.fixture(autouse=True)
+def wide_output(monkeypatch):
+    """Rich wraps at COLUMNS: wide enough that paths in messages stay whole."""
+    monkeypatch.setenv("COLUMNS", "400")
+
+
 @pytest.fixture(scope="module")
 def body(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("body") / "tiny.xml"
