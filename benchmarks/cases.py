@@ -9,8 +9,8 @@ what a user waits for), "peak_rss_gib" (added by throughput.py) and the shape it
 
     mujoco-batch/<n_envs>          MuJoCo's C simulator driven from numpy, no JAX: the
                                    closed-loop ceiling on CPU
-    mjx-step/<n_envs>              vmapped mjx.step x frame_skip, random controls: MJX's
-                                   ceiling
+    mjx-step/<n_envs>[/warp]       vmapped mjx.step x frame_skip, random controls: MJX's
+                                   ceiling (its MuJoCo Warp implementation with /warp)
     env-step/<backend>/<n_envs>    our env (obs, rewards, auto-reset), random actions,
                                    jit(scan(vmap(env.step)))
     train/<backend>/<shape>        ppo.train_step with the CLI's default network; shape
@@ -153,20 +153,26 @@ def _random_actions_step(env, n_envs: int) -> Callable:
     return step
 
 
-def mjx_step(n_envs: int, steps: int = 20, repeats: int = 5) -> dict:
-    """vmap(mjx.step) frame_skip times per control step, uniform random controls."""
+def mjx_step(n_envs: int, impl: str = "jax", steps: int = 20, repeats: int = 5) -> dict:
+    """vmap(mjx.step) frame_skip times per control step, uniform random controls, on MJX's
+    `impl`ementation: "jax", or "warp" (MuJoCo Warp, set up as `--backend warp` does)."""
     _quiet_imports()
     import jax
     from mujoco import mjx
 
     from modular_ppo.body import load_body
+    from modular_ppo.env.warp_physics import put_warp_model
 
     started = time.perf_counter()
     body = load_body(BODY)
-    model = mjx.put_model(body.model, impl="jax")
-    data = jax.vmap(lambda _: mjx.make_data(model).replace(qpos=body.init_qpos))(
+    if impl == "warp":
+        model, blank = put_warp_model(body, n_envs)
+    else:
+        model = mjx.put_model(body.model, impl=impl)
+        blank = mjx.make_data(model)
+    qpos = jax.numpy.asarray(body.init_qpos)
+    data = jax.jit(jax.vmap(lambda _: mjx.forward(model, blank.replace(qpos=qpos))))(
         jax.numpy.arange(n_envs))
-    data = jax.jit(jax.vmap(lambda d: mjx.forward(model, d)))(data)
 
     def step(data, key):
         ctrl = jax.random.uniform(key, (n_envs, body.model.nu), minval=-1.0, maxval=1.0)
@@ -179,7 +185,7 @@ def mjx_step(n_envs: int, steps: int = 20, repeats: int = 5) -> dict:
     call()
     first = time.perf_counter() - started
     rates = Clock().time(call, repeats).rates(n_envs * steps)
-    return dict(n_envs=n_envs, **rates, compile_s=compile_s, first_iteration_s=first)
+    return dict(n_envs=n_envs, impl=impl, **rates, compile_s=compile_s, first_iteration_s=first)
 
 
 def env_step(backend: str, n_envs: int, steps: int = 20, repeats: int = 5) -> dict:
@@ -293,7 +299,7 @@ def brax_ppo(shape: dict[str, int], epochs: int = 3) -> dict:
 
 CASES: dict[str, Callable[..., dict]] = {
     "mujoco-batch": lambda n: mujoco_batch(int(n)),
-    "mjx-step": lambda n: mjx_step(int(n)),
+    "mjx-step": lambda n, impl="jax": mjx_step(int(n), impl),
     "env-step": lambda backend, n: env_step(backend, int(n)),
     "train": train,
     "brax-ppo": lambda shape: brax_ppo(BRAX_PPO_SHAPES[shape]),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -47,7 +48,10 @@ def run_child(name: str) -> None:
     result = run_case(name)
     result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     if "jax" in sys.modules:
-        result["jax_backend"] = sys.modules["jax"].default_backend()
+        jax = sys.modules["jax"]
+        result["jax_backend"] = jax.default_backend()
+        result["device"] = jax.devices()[0].device_kind
+        result["device_count"] = jax.device_count()
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
@@ -64,10 +68,18 @@ def run_case_process(name: str, timeout_s: float) -> dict:
         return dict(case=name, error=f"timed out after {timeout_s:.0f} s")
     lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     if done.returncode != 0 or not lines:
-        return dict(case=name, error=(done.stderr.strip().splitlines() or ["no output"])[-1])
+        return dict(case=name, error=_error_line(done.stderr))
     result = json.loads(lines[-1].removeprefix(RESULT_PREFIX))
     return dict(case=name, **result, load_before=load_before, load_after=os.getloadavg()[0],
                 case_wall_s=time.perf_counter() - started)
+
+
+def _error_line(stderr: str) -> str:
+    """The exception line of a child's traceback (JAX prints a note after it), else its
+    last line."""
+    lines = stderr.strip().splitlines() or ["no output"]
+    raised = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Exit)\b", line)]
+    return (raised or lines)[-1]
 
 
 def main() -> None:

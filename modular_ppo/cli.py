@@ -9,11 +9,14 @@
 
 (`python cli.py ...` from a clone is the same.) This module parses the command line and
 calls the command; the commands and the dataclasses that configure them live in
-`modular_ppo.commands` (train: `modular_ppo.runs.config.TrainRunConfig`).
+`modular_ppo.commands` (train: `modular_ppo.runs.config.TrainRunConfig`). train, eval and
+render keep what they compile in a persistent cache (`modular_ppo.compile_cache`:
+--compile-cache-dir DIR, --no-compile-cache).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Annotated, Any, Union
@@ -23,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from modular_ppo import commands
+from modular_ppo.compile_cache import persistent_compile_cache
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.ppo import DistributedConfig, start_distributed
 from modular_ppo.runs.config import TrainRunConfig, check_distributed_backend, train_defaults
@@ -71,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     except ModularPPOError as error:
         return _refuse(error, console)
     try:
-        _run(command, console)
+        with _compile_cache(command, console):
+            _run(command, console)
     except ModularPPOError as error:
         return _refuse(error, console)
     except TrainingInterrupted as interrupted:
@@ -132,6 +137,18 @@ def _distributed_flags(argv: list[str]) -> DistributedConfig:
     )
     check_distributed_backend(_flag_value(argv, "--backend") or "auto", distributed)
     return distributed
+
+
+def _compile_cache(command: object, console: Console) -> contextlib.AbstractContextManager:
+    """The persistent compilation cache of a command that compiles (its `cache` flags),
+    set up before it starts."""
+    if not isinstance(command, (TrainRunConfig, commands.EvalCommand, commands.RenderCommand)):
+        return contextlib.nullcontext()
+    return persistent_compile_cache(
+        command.cache,
+        lambda message: console.print(f"[bold yellow]warning:[/] {escape(message)}",
+                                      highlight=False),
+    )
 
 
 def _run(command: object, console: Console) -> None:

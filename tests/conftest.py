@@ -8,6 +8,8 @@
   234 -> 163 CPU-s) without changing what any test checks.
 - The programs a test module compiled are released when it ends (see
   `release_compiled_programs`).
+- The user's cache folder is a temporary one for the session (`user_cache_in_tmp`): CLI
+  commands keep compiled programs there by default, not in ~/.cache.
 """
 
 import gc
@@ -22,6 +24,15 @@ import jax  # noqa: E402
 import pytest  # noqa: E402
 
 import modular_ppo  # noqa: E402, F401
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache_in_tmp(tmp_path_factory):
+    """XDG_CACHE_HOME, where CLI commands (also in the subprocesses tests start) keep their
+    compilation cache by default, set to a session folder; restored afterwards."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user_cache")))
+        yield
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from modular_ppo.commands.errors import CommandError
 from modular_ppo.commands.tables import table
+from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, make_env
 from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.build import restore_run
@@ -38,8 +39,10 @@ class EvalCommand:
     """With --body a body the run did not train on: env steps of the policy acting on it
     that estimate its observation normalizer statistics (no reward used); 0: none."""
     backend: Backend | None = None
-    """Evaluate on this simulator instead of the run's own ("mjx" or "cpu"): the same
-    policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
+    """Evaluate on this simulator instead of the run's own ("mjx", "cpu" or "warp"): the
+    same policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
+    cache: CompileCacheFlags = CompileCacheConfig()
+    """Where compiled programs are kept between commands."""
 
 
 def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:

@@ -9,6 +9,7 @@ import jax
 from rich.console import Console
 
 from modular_ppo.commands.errors import CommandError
+from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.output_paths import make_parent, output_file
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
@@ -30,6 +31,8 @@ class RenderCommand:
     """Control steps to render."""
     body: str | None = None
     """Render the policy on this body (default: the run's first body); see `eval --body`."""
+    cache: CompileCacheFlags = CompileCacheConfig()
+    """Where compiled programs are kept between commands."""
 
 
 def render_run(command: RenderCommand, console: Console | None = None) -> Path:

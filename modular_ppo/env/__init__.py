@@ -13,7 +13,8 @@ docstring is its contract:
   in features.py; "mamujoco": Gymnasium-Robotics' MaMuJoCo observations in mamujoco.py,
   its graphs in mamujoco_graphs.py, cinert / qfrc_actuator in mamujoco_quantities.py);
 - simulators: `Simulator` (physics.py: MJX by default; MuJoCo's C simulator in
-  cpu_backend.py / cpu_simulator.py);
+  cpu_backend.py / cpu_simulator.py; MJX's MuJoCo Warp implementation, NVIDIA GPUs, in
+  warp_physics.py);
 - errors: `EnvError`, `ActionError`, `UnsupportedModelError` (errors.py).
 """
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import tyro
 
 from modular_ppo.body import load_body
+from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, EnvConfig
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfig
@@ -60,8 +61,9 @@ class TrainRunConfig:
     backend: Backend = "auto"
     """Simulator: "cpu" (MuJoCo's C simulator on a thread pool, several times faster than
     MJX when JAX runs on CPU: BENCHMARKS.md), "mjx" (MuJoCo MJX inside JAX, the one for
-    GPUs) or "auto" ("cpu" when JAX runs on CPU and the body allows it, else "mjx"). The
-    run records the backend it used, and a resumed run keeps it."""
+    GPUs), "warp" (MJX's MuJoCo Warp implementation: NVIDIA GPUs, `pip install -e
+    '.[warp]'`) or "auto" ("cpu" when JAX runs on CPU and the body allows it, else "mjx").
+    The run records the backend it used, and a resumed run keeps it."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)
@@ -97,6 +99,9 @@ class TrainRunConfig:
     """Train with several processes (hosts): README, "Many machines". Environments are split
     over every process's devices (--ppo.data-parallel is implied); process 0 writes the run
     directory; checkpoints are written by all, into a folder every process can reach."""
+    cache: CompileCacheFlags = CompileCacheConfig()
+    """Where compiled programs are kept between runs (`--compile-cache-dir`,
+    `--no-compile-cache`); the CLI sets it up before anything compiles."""
 
     def __post_init__(self) -> None:
         for name in ("eval_every_steps", "checkpoint_every_steps"):
@@ -224,6 +229,7 @@ RESUME_MAY_CHANGE = frozenset({
     "ppo.total_steps", "ppo.data_parallel", "eval_every_steps", "checkpoint_every_steps",
     *(f"distributed.{field.name}" for field in dataclasses.fields(DistributedConfig)),
     "keep_checkpoints", "video", "video_length", "held_out",
+    *(f"cache.{field.name}" for field in dataclasses.fields(CompileCacheConfig)),
     *(f"eval.{field.name}" for field in dataclasses.fields(EvalConfig)),
 })
 """Settings a resumed run may take from the command line: none of them changes what the
@@ -366,7 +372,8 @@ def _from_json(cls: type, values: dict[str, Any]) -> Any:
             value = _from_json(type(default), value)
         elif isinstance(default, tuple):
             value = tuple(value)
-        elif field.name in ("runs_root", "resume", "init_from") and value is not None:
+        elif (field.name in ("runs_root", "resume", "init_from", "compile_cache_dir")
+              and value is not None):
             value = Path(value)
         kwargs[field.name] = value
     return cls(**kwargs)

@@ -169,5 +169,5 @@ def test_backend_choice_and_errors():
     with pytest.raises(EnvError, match="no mjx.Model; use env.body.model"):
         make_env(body, EnvConfig(), "cpu").mjx_model
     assert default_backend(body) == ("cpu" if jax.default_backend() == "cpu" else "mjx")
-    with pytest.raises(EnvError, match='"auto", "mjx" or "cpu"'):
-        make_env(body, EnvConfig(), "warp")
+    with pytest.raises(EnvError, match='"auto", "mjx", "cpu" or "warp"'):
+        make_env(body, EnvConfig(), "physx")

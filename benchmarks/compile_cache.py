@@ -1,0 +1,101 @@
+"""Compile once: a first run (empty compile cache) and a second run of the same shape.
+
+    taskset -c 1 python benchmarks/compile_cache.py                  # ant-modular, CLI defaults
+    taskset -c 1 python benchmarks/compile_cache.py --pairs 1 -- --body tiny.xml --backend mjx
+
+Each pair starts `python cli.py train --body ant-modular` (plus the flags after `--`) twice
+with a fresh, empty --compile-cache-dir shared by the two, and stops each run once it has
+printed its first progress line. Per run it records the wall time from starting the
+command to that line and the command's CPU seconds by then (a figure that other processes
+on the same core slow less), the wall time to its first output line (imports and
+start-up), from the run's first metrics row `time/compile_s` (tracing, lowering and
+compiling or loading the training step), `time/elapsed_s` (from building the run to the
+end of the first training call) and `time/eval_s` (the evaluation the CLI runs after the
+first call, before its first progress line), and the cache folder's entries after it.
+Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table.
+The target (issue 15): the second run's first progress line within 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from cli_runs import PROGRESS_PREFIX, ROOT, run_cli
+from report import environment_facts
+
+TARGET_S = 10.0
+
+
+def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) -> dict:
+    """One `cli.py train` until its first progress line; its timings."""
+    load_before = os.getloadavg()[0]
+    run = run_cli([*flags, "--compile-cache-dir", str(cache)], runs_root, timeout_s,
+                  until=lambda line, _: line.startswith(PROGRESS_PREFIX))
+    if run.stopped_s is None:
+        raise RuntimeError(f"no progress line within {timeout_s:.0f} s from cli.py train "
+                           f"{' '.join(flags)} (exit {run.returncode}):\n"
+                           + "\n".join(run.lines[-20:]))
+    first_row = run.rows[0]
+    entries = list(cache.glob("*-cache"))
+    return dict(first_progress_s=run.stopped_s, first_progress_cpu_s=run.stopped_cpu_s,
+                started_s=run.first_line_s, compile_s=first_row["time/compile_s"],
+                first_call_elapsed_s=first_row["time/elapsed_s"],
+                eval_s=first_row.get("time/eval_s", 0.0),
+                cache_entries=len(entries),
+                cache_mib=sum(p.stat().st_size for p in entries) / 2**20,
+                load_before=load_before, load_after=os.getloadavg()[0],
+                progress_line=next(line for line in run.lines
+                                   if line.startswith(PROGRESS_PREFIX)))
+
+
+def markdown(results: dict) -> str:
+    rows = ["| pair | run | first progress line s (CPU s) | start-up s | time/compile_s "
+            "| first call done s | first eval s | cache entries (MiB) |",
+            "|---:|---|---:|---:|---:|---:|---:|---|"]
+    for i, pair in enumerate(results["pairs"], 1):
+        for which in ("first", "second"):
+            r = pair[which]
+            rows.append(f"| {i} | {which} | {r['first_progress_s']:.1f} "
+                        f"({r['first_progress_cpu_s']:.1f}) | {r['started_s']:.1f} "
+                        f"| {r['compile_s']:.1f} "
+                        f"| {r['first_call_elapsed_s']:.1f} | {r['eval_s']:.1f} "
+                        f"| {r['cache_entries']} ({r['cache_mib']:.1f}) |")
+    worst = max(pair["second"]["first_progress_s"] for pair in results["pairs"])
+    verdict = "met" if worst <= TARGET_S else "missed"
+    return "\n".join(rows + ["", f"Second run's first progress line: at most {worst:.1f} s "
+                             f"(target <= {TARGET_S:.0f} s): {verdict}."])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=2, help="first + second run pairs")
+    parser.add_argument("--out", type=Path,
+                        default=ROOT / "benchmarks/results/compile_cache/results.json")
+    parser.add_argument("--timeout-s", type=float, default=600.0, help="per run")
+    parser.add_argument("flags", nargs="*", default=["--body", "ant-modular"],
+                        help="train flags (after --); default: --body ant-modular")
+    args = parser.parse_args()
+    results = {"command": "python benchmarks/compile_cache.py " + " ".join(sys.argv[1:]),
+               "train_flags": args.flags, "facts": environment_facts(), "pairs": []}
+    for _ in range(args.pairs):
+        with tempfile.TemporaryDirectory(prefix="compile_cache_bench_") as scratch:
+            scratch = Path(scratch)
+            pair = {which: timed_run(args.flags, scratch / which, scratch / "cache",
+                                     args.timeout_s)
+                    for which in ("first", "second")}
+        results["pairs"].append(pair)
+        print(json.dumps(pair), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(markdown(results))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
