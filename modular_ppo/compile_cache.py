@@ -4,8 +4,10 @@
 every program that took at least `MIN_COMPILE_S` to compile (the training step, the env
 reset, the evaluation, the network's initializers) in a folder, and a later command that
 builds the same program (same bodies, network, config, batch shape and versions) loads it
-instead of compiling it. Programs that step MuJoCo's C simulator from host callbacks (the
-CPU backend) are cached too (`compile_cache_callbacks`).
+instead of compiling it. JAX does not write programs that call back into Python: those
+that step MuJoCo's C simulator (the CPU backend's training step, reset and evaluation) are
+compiled by every run. (Loading them with the new process's callbacks, through JAX's
+private functions, was tried and crashed a process that ran several commands.)
 
 Where (`cache_dir`): --compile-cache-dir, else JAX's own setting (JAX_COMPILATION_CACHE_DIR,
 or what a program that calls `cli.main` set), else `$XDG_CACHE_HOME/modular_ppo/jax`
@@ -28,8 +30,6 @@ from typing import Annotated
 import jax
 import tyro
 from jax.experimental.compilation_cache import compilation_cache
-
-from modular_ppo.compile_cache_callbacks import cache_programs_with_callbacks
 
 MIN_COMPILE_S = 0.1
 """Programs compiled faster than this are not written (JAX's default is 1 s): loading one
@@ -110,8 +110,7 @@ def persistent_compile_cache(
     }
     _apply(settings)
     try:
-        with cache_programs_with_callbacks():
-            yield folder
+        yield folder
     finally:
         _apply(previous)
 

@@ -4,8 +4,8 @@ evaluation instead of compiling them (checked by JAX's own cache-hit log, not by
 and trains exactly as the first; --no-compile-cache writes nothing; a folder that cannot
 be used gives one warning and the command runs uncached.
 
-The tiny body trains on the CPU backend, whose programs call MuJoCo from host callbacks:
-the programs JAX alone would not cache (modular_ppo.compile_cache_callbacks)."""
+The tiny body trains on MJX: the CPU backend's programs call MuJoCo from host callbacks,
+which JAX does not cache."""
 
 import contextlib
 import io
@@ -26,8 +26,8 @@ from modular_ppo.compile_cache import CompileCacheConfig, cache_dir
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--ppo.n-envs", "4", "--ppo.n-minibatches", "2", "--ppo.rollout-length", "4",
         "--ppo.n-epochs", "1", "--env.episode-length", "8", "--ppo.total-steps", "32",
-        "--eval.n-envs", "2", "--eval.episode-length", "4", "--no-video"]
-"""Two iterations of 4 envs x 4 steps on the CPU backend, an evaluation at the end."""
+        "--eval.n-envs", "2", "--eval.episode-length", "4", "--no-video", "--backend", "mjx"]
+"""Two iterations of 4 envs x 4 steps on MJX, an evaluation at the end."""
 CACHED = ("train_step", "reset", "run_episodes")
 """The programs a run compiles that take long enough to matter: the training step, the env
 reset and the evaluation."""
@@ -101,8 +101,7 @@ def test_a_second_run_loads_its_programs_from_the_cache(two_runs):
 
 
 def test_the_loaded_programs_train_as_the_compiled_ones(two_runs):
-    """Same seed: the second run (programs loaded, calling back into its own simulator)
-    logs the first run's metrics, row for row, except timings."""
+    """Same seed: the second run (programs loaded) logs the first run's metrics, row for row, except timings."""
     root, *_ = two_runs
 
     def rows(name: str) -> list[dict]:
