@@ -46,9 +46,10 @@ class CompileCacheConfig:
     """Where compiled programs are kept between runs (the command's flags)."""
 
     compile_cache: bool = True
-    """Keep compiled programs (training step, env reset, evaluation) in a persistent cache,
-    so a later command of the same shape loads them instead of compiling (seconds instead of
-    tens of seconds on CPU). --no-compile-cache compiles everything afresh."""
+    """Keep compiled programs in a persistent cache, so a later command of the same shape
+    loads them instead of compiling (on MJX: the training step, env reset and evaluation;
+    the CPU backend's, which call MuJoCo back from JAX, are compiled every time).
+    --no-compile-cache compiles everything afresh."""
     compile_cache_dir: Path | None = None
     """The cache folder. Default: JAX_COMPILATION_CACHE_DIR if set, else
     $XDG_CACHE_HOME/modular_ppo/jax (~/.cache/modular_ppo/jax)."""

@@ -21,7 +21,7 @@ import pytest
 from tiny_body import tiny_xml
 
 from modular_ppo import cli
-from modular_ppo.compile_cache import CompileCacheConfig, cache_dir
+from modular_ppo.compile_cache import CompileCacheConfig, cache_dir, persistent_compile_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--ppo.n-envs", "4", "--ppo.n-minibatches", "2", "--ppo.rollout-length", "4",
@@ -133,21 +133,27 @@ def test_eval_keeps_its_programs_in_the_users_cache_unless_told_not_to(
     assert settings == {name: getattr(jax.config, name) for name in settings}
 
 
-@pytest.mark.parametrize("where", ["a file", "inside a file"])
-def test_a_folder_that_cannot_be_used_warns_once_and_runs_uncached(two_runs, tmp_path, where):
+def test_a_folder_that_cannot_be_used_warns_once_and_runs_uncached(two_runs, tmp_path):
     """The choice made: not an error, as a cache is only there to save time."""
     root, *_ = two_runs
     file = tmp_path / "not_a_folder"
     file.write_text("kept")
-    folder = file if where == "a file" else file / "cache"
     code, out = _cli("eval", "--run", root / "tiny" / "first", "--episodes", 2,
-                     "--compile-cache-dir", folder)
+                     "--compile-cache-dir", file)
     assert code == 0, out
     assert out.count("warning:") == 1
-    assert (f"the compile cache folder {folder} cannot be used" in out
+    assert (f"the compile cache folder {file} cannot be used" in out
             and "--compile-cache-dir a folder you can write to" in out
             and "--no-compile-cache" in out), out
     assert "deterministic" in out and "team_return" in out  # the evaluation ran
+    assert file.read_text() == "kept"
+    warnings = []  # a folder inside a file: the same warning, and no cache in use
+    inside = file / "cache"
+    with persistent_compile_cache(CompileCacheConfig(compile_cache_dir=inside),
+                                  warnings.append) as folder:
+        assert folder is None and not jax.config.jax_enable_compilation_cache
+    assert len(warnings) == 1 and f"the compile cache folder {inside} cannot be used" in (
+        warnings[0])
     assert file.read_text() == "kept"
 
 
