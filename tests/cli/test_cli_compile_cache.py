@@ -101,7 +101,8 @@ def test_a_second_run_loads_its_programs_from_the_cache(two_runs):
 
 
 def test_the_loaded_programs_train_as_the_compiled_ones(two_runs):
-    """Same seed: the second run (programs loaded) logs the first run's metrics, row for row, except timings."""
+    """Same seed: the second run (programs loaded) logs the first run's metrics, row for
+    row, except timings."""
     root, *_ = two_runs
 
     def rows(name: str) -> list[dict]:
