@@ -1,4 +1,4 @@
-"""JaxMARL-style IPPO through any JaxMARL environment with Box spaces (e.g. JaxMARLEnv).
+"""JaxMARL-style IPPO and MAPPO through any JaxMARL environment with Box spaces (e.g. JaxMARLEnv).
 
 After JaxMARL's IPPO baseline for MABrax (baselines/IPPO/ippo_ff_mabrax.py and its config
 ippo_ff_mabrax.yaml, PureJaxRL's PPO): one actor-critic whose parameters every agent
@@ -8,6 +8,10 @@ agent the team reward; here `rewards["__all__"]`). Agents with observations or a
 different sizes are homogenised as JaxMARL's "max" option does: observations zero-padded
 to the largest and prefixed with the agent's one-hot index, actions cut from the largest.
 Actions are clipped to [-1, 1] before the env.
+
+MAPPO (`centralised_critic=True`, after JaxMARL's MAPPO baselines and Yu et al. 2022): the
+same actor, and a critic that reads the agent-specific global state: every agent's
+homogenised observation concatenated, followed by the agent's one-hot index.
 
     state, curve = train_ippo(env, IPPOConfig(total_steps=...), jax.random.PRNGKey(0))
 
@@ -44,6 +48,7 @@ class IPPOConfig:
     vf_coef: float = 4.5
     max_grad_norm: float = 0.5
     hidden: int = 64
+    centralised_critic: bool = False
 
     @property
     def n_updates(self) -> int:
@@ -60,21 +65,22 @@ def _mlp(params, x):
     return x @ params[-1]["w"] + params[-1]["b"]
 
 
-def init_params(key, obs_size: int, action_size: int, hidden: int) -> dict:
+def init_params(key, obs_size: int, critic_size: int, action_size: int, hidden: int) -> dict:
     keys = jax.random.split(key, 6)
     root2 = math.sqrt(2.0)
     return {
         "actor": [_dense(keys[0], obs_size, hidden, root2), _dense(keys[1], hidden, hidden, root2),
                   _dense(keys[2], hidden, action_size, 0.01)],
-        "critic": [_dense(keys[3], obs_size, hidden, root2), _dense(keys[4], hidden, hidden, root2),
-                   _dense(keys[5], hidden, 1, 1.0)],
+        "critic": [_dense(keys[3], critic_size, hidden, root2),
+                   _dense(keys[4], hidden, hidden, root2), _dense(keys[5], hidden, 1, 1.0)],
         "log_std": jnp.zeros(action_size),
     }
 
 
-def policy(params, obs):
-    """(mean, log_std, value) for a batch of homogenised observations."""
-    return _mlp(params["actor"], obs), params["log_std"], _mlp(params["critic"], obs)[..., 0]
+def policy(params, obs, critic_obs):
+    """(mean, log_std, value) for homogenised observations and the critic's inputs."""
+    return (_mlp(params["actor"], obs), params["log_std"],
+            _mlp(params["critic"], critic_obs)[..., 0])
 
 
 def _log_prob(mean, log_std, action):
@@ -105,21 +111,34 @@ class Homogeniser:
             rows.append(x)
         return jnp.stack(rows, axis=-2)
 
+    def critic_obs(self, obs: jax.Array, centralised: bool) -> jax.Array:
+        """The critic's input per agent: the agent's own observation (IPPO), or every agent's
+        observation and the agent's one-hot index (MAPPO)."""
+        if not centralised:
+            return obs
+        n_agents = len(self.agents)
+        world = obs.reshape(*obs.shape[:-2], 1, -1)
+        world = jnp.broadcast_to(world, (*obs.shape[:-2], n_agents, world.shape[-1]))
+        one_hot = jnp.broadcast_to(jnp.eye(n_agents), (*obs.shape[:-2], n_agents, n_agents))
+        return jnp.concatenate([world, one_hot], -1)
+
     def actions(self, actions: jax.Array) -> dict:
         return {a: jnp.clip(actions[..., i, :n], -1.0, 1.0)
                 for i, (a, n) in enumerate(zip(self.agents, self.action_sizes))}
 
 
 def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict[str, float]]]:
-    """Train IPPO on `env`; returns the parameters and the learning curve."""
+    """Train IPPO (or MAPPO) on `env`; returns the parameters and the learning curve."""
     shape = Homogeniser(env)
     n_agents = len(shape.agents)
+    critic_size = (n_agents * shape.obs_size + n_agents if config.centralised_critic
+                   else shape.obs_size)
     schedule = (optax.linear_schedule(config.lr, 0.0, config.n_updates * config.update_epochs
                                       * config.n_minibatches) if config.anneal_lr else config.lr)
     optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
                             optax.adam(schedule, eps=1e-5))
     key, init_key, reset_key = jax.random.split(key, 3)
-    params = init_params(init_key, shape.obs_size, shape.action_size, config.hidden)
+    params = init_params(init_key, shape.obs_size, critic_size, shape.action_size, config.hidden)
     opt_state = optimizer.init(params)
     obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, config.n_envs))
     running = jnp.zeros(config.n_envs)
@@ -128,7 +147,8 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
         params, obs, env_state, running = carry
         action_key, step_key = jax.random.split(key)
         x = shape.obs(obs)
-        mean, log_std, value = policy(params, x)
+        critic_x = shape.critic_obs(x, config.centralised_critic)
+        mean, log_std, value = policy(params, x, critic_x)
         action = mean + jnp.exp(log_std) * jax.random.normal(action_key, mean.shape)
         log_prob = _log_prob(mean, log_std, action)
         obs, env_state, rewards, dones, _ = jax.vmap(env.step)(
@@ -137,7 +157,7 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
         running = running + team
         finished = jnp.where(done, running, jnp.nan)
         running = jnp.where(done, 0.0, running)
-        step = dict(obs=x, action=action, log_prob=log_prob, value=value,
+        step = dict(obs=x, critic_obs=critic_x, action=action, log_prob=log_prob, value=value,
                     reward=jnp.repeat(team[:, None], n_agents, 1),
                     done=jnp.repeat(done[:, None], n_agents, 1).astype(jnp.float32),
                     finished=finished)
@@ -155,7 +175,7 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
         return advantages, advantages + batch["value"]
 
     def loss(params, minibatch):
-        mean, log_std, value = policy(params, minibatch["obs"])
+        mean, log_std, value = policy(params, minibatch["obs"], minibatch["critic_obs"])
         log_prob = _log_prob(mean, log_std, minibatch["action"])
         ratio = jnp.exp(log_prob - minibatch["log_prob"])
         adv = minibatch["advantage"]
@@ -175,7 +195,8 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
         (params, obs, env_state, running), batch = jax.lax.scan(
             env_step, (params, obs, env_state, running),
             jax.random.split(rollout_key, config.n_steps))
-        _, _, last_value = policy(params, shape.obs(obs))
+        last_x = shape.obs(obs)
+        _, _, last_value = policy(params, last_x, shape.critic_obs(last_x, config.centralised_critic))
         finished = batch.pop("finished")
         batch["advantage"], batch["target"] = gae(batch, last_value)
         flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[3:]), batch)
@@ -217,7 +238,7 @@ def evaluate(env, params, key: jax.Array, n_envs: int, n_steps: int) -> float:
 
         def step(carry, key):
             obs, state, alive, total = carry
-            mean, _, _ = policy(params, shape.obs(obs))
+            mean = _mlp(params["actor"], shape.obs(obs))
             obs, state, rewards, dones, _ = env.step(key, state, shape.actions(mean))
             total = total + alive * rewards["__all__"]
             return (obs, state, alive * (1.0 - dones["__all__"]), total), None

@@ -25,6 +25,7 @@ import datetime as dt
 import io
 import json
 import math
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -73,37 +74,55 @@ def ippo(steps: int, marks: list[int], seed: int, config: IPPOConfig) -> dict:
     return {"returns": at, "wall_s": time.perf_counter() - start}
 
 
+METHODS = {
+    "ours": "ours (PPO, per-module GAE, team advantage)",
+    "ippo": "IPPO through JaxMARLEnv",
+    "mappo": "MAPPO through JaxMARLEnv",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10_000_000)
     parser.add_argument("--marks", type=int, nargs="+", default=[5_000_000, 10_000_000])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                        help="run these; rows already in --out for the same steps and seed are kept")
     parser.add_argument("--ippo-envs", type=int, default=IPPOConfig.n_envs)
     parser.add_argument("--ippo-rollout", type=int, default=IPPOConfig.n_steps)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax_ant.json")
     args = parser.parse_args()
     ippo_config = IPPOConfig(n_envs=args.ippo_envs, n_steps=args.ippo_rollout)
-    with tempfile.TemporaryDirectory() as root:
-        results = {
-            "ours (PPO, per-module GAE, team advantage)":
-                ours(args.steps, args.marks, args.seed, Path(root)),
-            "IPPO through JaxMARLEnv": ippo(args.steps, args.marks, args.seed, ippo_config),
+    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed
+    results = previous.get("results", {}) if same_run else {}
+    for method in args.methods:
+        with tempfile.TemporaryDirectory() as root:
+            if method == "ours":
+                result = ours(args.steps, args.marks, args.seed, Path(root))
+            else:
+                config = dataclasses.replace(ippo_config, centralised_critic=method == "mappo")
+                result = ippo(args.steps, args.marks, args.seed, config)
+        results[METHODS[method]] = {
+            "returns": {str(m): v for m, v in result["returns"].items()},
+            "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
+            "load_1min": os.getloadavg()[0],
         }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({
+            "task": "MABrax ant_4x2", "steps": args.steps, "marks": args.marks,
+            "seed": args.seed, "jax_backend": jax.default_backend(),
+            "ippo": dataclasses.asdict(dataclasses.replace(ippo_config, total_steps=args.steps)),
+            "results": results,
+        }, indent=2))
     header = " | ".join(f"return at {m:,} steps" for m in args.marks)
-    print(f"MABrax ant_4x2, seed {args.seed}, {cpu_model()}, {dt.date.today()}")
-    print(f"| method | {header} | wall time |")
-    print("|" + " --- |" * (len(args.marks) + 2))
+    print(f"MABrax ant_4x2, seed {args.seed}")
+    print(f"| method | {header} | wall time | CPU, date, 1-min load at the end |")
+    print("|" + " --- |" * (len(args.marks) + 3))
     for name, result in results.items():
-        cells = " | ".join(f"{result['returns'][m]:,.0f}" for m in args.marks)
-        print(f"| {name} | {cells} | {result['wall_s'] / 60:.1f} min |")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "task": "MABrax ant_4x2", "steps": args.steps, "marks": args.marks, "seed": args.seed,
-        "cpu": cpu_model(), "date": str(dt.date.today()), "jax_backend": jax.default_backend(),
-        "ippo": dataclasses.asdict(dataclasses.replace(ippo_config, total_steps=args.steps)),
-        "results": {n: {"returns": {str(m): v for m, v in r["returns"].items()},
-                        "wall_s": r["wall_s"]} for n, r in results.items()},
-    }, indent=2))
+        cells = " | ".join(f"{result['returns'][str(m)]:,.0f}" for m in args.marks)
+        print(f"| {name} | {cells} | {result['wall_s'] / 60:.1f} min | {result['cpu']}, "
+              f"{result['date']}, {result['load_1min']:.1f} |")
     print(f"wrote {args.out}")
 
 

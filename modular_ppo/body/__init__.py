@@ -12,6 +12,7 @@
   the `modular_ppo:partition` annotation; rules in rules.py);
 - the body's task: `TaskSpec` (task.py: the `modular_ppo:` annotations of a body file);
 - errors: `BodyGraphError` (errors.py);
+- rendering: `modular_ppo.body.render.BodyRenderer` (headless frames of a state);
 - for the CLI: `modular_ppo.body.describe` (tables and a PNG of the graph).
 """
 

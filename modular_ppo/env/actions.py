@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
@@ -41,26 +43,7 @@ class ActionMap:
 
     def check(self, action: dict[str, Float[Array, "act"]]) -> None:
         """Raise ActionError at trace time for wrong keys or shapes (single env)."""
-        if not isinstance(action, dict):
-            raise ActionError(
-                f"action must be a dict keyed by actuated module ({', '.join(self.sizes)}), "
-                f"got {type(action).__name__}."
-            )
-        missing = [n for n in self.sizes if n not in action]
-        unknown = [k for k in action if k not in self.sizes]
-        if missing or unknown:
-            raise ActionError(
-                f"action keys must be exactly the actuated modules {list(self.sizes)}; "
-                f"missing: {missing or 'none'}, unknown: {unknown or 'none'}."
-            )
-        for name, size in self.sizes.items():
-            shape = tuple(jnp.shape(action[name]))
-            if shape != (size,):
-                raise ActionError(
-                    f"action[{name!r}] has shape {shape}; module '{name}' has {size} "
-                    f"actuator(s), so give shape ({size},). step() is a single-env function: "
-                    "vmap it over a batch of envs."
-                )
+        check_action_dict(action, self.sizes, keyed_by="actuated module", error=ActionError)
 
     def sanitize(
         self, action: dict[str, Float[Array, "act"]]
@@ -81,3 +64,36 @@ class ActionMap:
     def from_ctrl(self, ctrl: Float[Array, "nu"]) -> Float[Array, "nu"]:
         """The action in [-1, 1] that `ctrl` holds, per actuator (MuJoCo order)."""
         return (ctrl - self._mid) * self._inv_half
+
+
+def check_action_dict(
+    action: Mapping[str, Float[Array, "act"]],
+    sizes: Mapping[str, int],
+    *,
+    keyed_by: str,
+    error: type[Exception],
+) -> None:
+    """Raise `error` unless `action` is one environment's actions: a dict with exactly the
+    keys of `sizes` (each a `keyed_by`, e.g. "actuated module" or "agent"), each of shape
+    (size,). The message names the key and the shape it expects."""
+    if not isinstance(action, Mapping):
+        raise error(
+            f"action must be a dict keyed by {keyed_by} ({', '.join(sizes)}), "
+            f"got {type(action).__name__}."
+        )
+    missing = [k for k in sizes if k not in action]
+    unknown = [k for k in action if k not in sizes]
+    if missing or unknown:
+        expected = ", ".join(f"{k!r}: shape ({n},)" for k, n in sizes.items())
+        raise error(
+            f"action has missing {keyed_by}(s) {missing or 'none'} and unknown {keyed_by}(s) "
+            f"{unknown or 'none'}; give exactly {{{expected}}}."
+        )
+    for key, size in sizes.items():
+        shape = tuple(jnp.shape(action[key]))
+        if shape != (size,):
+            raise error(
+                f"the action of {keyed_by} {key!r} has shape {shape}; {keyed_by} {key!r} has "
+                f"{size} actuator(s): give shape ({size},) with entries in [-1, 1] "
+                "(one environment: vmap over a batch)."
+            )

@@ -30,11 +30,11 @@ from jaxtyping import Float
 from pettingzoo import ParallelEnv
 
 from modular_ppo.body import BodyGraph, Partition
+from modular_ppo.body.render import BodyRenderer
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.interop.bodies import resolve_body
 from modular_ppo.interop.episodes import episodic
 from modular_ppo.interop.errors import InteropError
-from modular_ppo.interop.render import FrameRenderer
 from modular_ppo.interop.team import Team
 
 RENDER_MODES = ("rgb_array",)
@@ -88,7 +88,7 @@ class ParallelModularEnv(ParallelEnv):
         self._step = jax.jit(self.env.step)
         self._key = None
         self._state = None
-        self._renderer: FrameRenderer | None = None
+        self._renderer: BodyRenderer | None = None
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Box:
         return self._observation_spaces[agent]
@@ -143,7 +143,8 @@ class ParallelModularEnv(ParallelEnv):
         if self._state is None:
             raise InteropError("render() before reset(): call reset() first.")
         if self._renderer is None:
-            self._renderer = FrameRenderer(self.body)
+            self._renderer = BodyRenderer(
+                self.body, width=480, height=480, error=InteropError)
         return self._renderer(np.asarray(self._state.data.qpos, np.float64))
 
     def close(self) -> None:

@@ -13,10 +13,10 @@ import dataclasses
 from collections.abc import Mapping
 
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
 from modular_ppo.env import ModularEnv
+from modular_ppo.env.actions import check_action_dict
 from modular_ppo.interop.errors import AgentActionError
 
 
@@ -55,27 +55,7 @@ class Team:
         Raises AgentActionError (at trace time under jit) for a missing or unknown agent
         or a wrong shape, naming the agent and the shape it expects.
         """
-        if not isinstance(actions, Mapping):
-            raise AgentActionError(
-                f"actions must be a dict keyed by agent ({', '.join(self.agents)}), got "
-                f"{type(actions).__name__}."
-            )
-        missing = [a for a in self.agents if a not in actions]
-        unknown = [a for a in actions if a not in self.module_of]
-        if missing or unknown:
-            expected = ", ".join(f"{a!r}: shape ({n},)" for a, n in self.action_sizes.items())
-            raise AgentActionError(
-                f"actions have missing agent(s) {missing or 'none'} and unknown agent(s) "
-                f"{unknown or 'none'}; give exactly {{{expected}}}."
-            )
-        for agent, size in self.action_sizes.items():
-            shape = tuple(np.shape(actions[agent]))
-            if shape != (size,):
-                raise AgentActionError(
-                    f"the action of agent {agent!r} has shape {shape}; agent {agent!r} has "
-                    f"{size} actuator(s): give shape ({size},) with entries in [-1, 1] "
-                    "(one environment; vmap over a batch)."
-                )
+        check_action_dict(actions, self.action_sizes, keyed_by="agent", error=AgentActionError)
         return {self.module_of[a]: jnp.asarray(actions[a], jnp.float32) for a in self.agents}
 
     def rewards(self, reward: Mapping[str, Float[Array, ""]]) -> dict[str, Float[Array, ""]]:

@@ -14,6 +14,7 @@ import numpy as np
 from jaxtyping import Float, UInt8
 
 from modular_ppo.body import BodyGraph
+from modular_ppo.body.render import BodyRenderer
 from modular_ppo.runs.errors import RenderError
 
 
@@ -43,40 +44,11 @@ def render_frames(
     width: int = 320,
     height: int = 240,
 ) -> UInt8[np.ndarray, "time height width 3"]:
-    """Render one frame per row of `qpos`, tracking the root body."""
-    model = colored_model(body)
-    data = mujoco.MjData(model)
-    try:
-        renderer = mujoco.Renderer(model, height=height, width=width)
-    except Exception as e:  # noqa: BLE001 - GL set-up failures come in many types
-        raise RenderError(
-            f"cannot open a headless OpenGL context ({type(e).__name__}: {e}). Install "
-            "OSMesa (Debian: apt-get install libosmesa6) or EGL (libegl1 libgl1-mesa-dri) "
-            "and set MUJOCO_GL=osmesa or MUJOCO_GL=egl."
-        ) from None
-    camera = mujoco.MjvCamera()
-    camera.type = mujoco.mjtCamera.mjCAMERA_TRACKING
-    camera.trackbodyid = body.root_body_id
-    camera.distance = 3.0 * _body_size(body, model, data) + 1.0
-    camera.elevation = -20.0
-    camera.azimuth = 90.0
-    frames = []
-    try:
-        for q in np.asarray(qpos):
-            data.qpos[:] = q
-            mujoco.mj_forward(model, data)
-            renderer.update_scene(data, camera=camera)
-            frames.append(renderer.render().copy())
-    finally:
-        renderer.close()
-    return np.stack(frames)
-
-
-def _body_size(body: BodyGraph, model: mujoco.MjModel, data: mujoco.MjData) -> float:
-    """Largest distance of any of the agent's bodies from the root, in the rest pose."""
-    mujoco.mj_forward(model, data)
-    ids = np.concatenate([m.body_ids for m in body.modules.values()])
-    return float(np.linalg.norm(data.xpos[ids] - data.xpos[body.root_body_id], axis=1).max())
+    """Render one frame per row of `qpos`, modules colored apart, tracking the root body."""
+    with BodyRenderer(
+        body, model=colored_model(body), width=width, height=height, error=RenderError
+    ) as render:
+        return np.stack([render(q) for q in np.asarray(qpos)])
 
 
 def write_video(frames: UInt8[np.ndarray, "time h w 3"], path: Path, fps: float) -> Path:

@@ -390,12 +390,13 @@ def tiny_env(tiny_body):
 @pytest.mark.parametrize(
     "action, expected",
     [
-        ({"base": jnp.zeros(1)}, ["exactly the actuated modules ['base', 'arm']",
-                                  "missing: ['arm']"]),
+        ({"base": jnp.zeros(1)}, ["missing actuated module(s) ['arm']",
+                                  "give exactly {'base': shape (1,), 'arm': shape (1,)}"]),
         ({"base": jnp.zeros(1), "arm": jnp.zeros(1), "tail": jnp.zeros(1)},
-         ["unknown: ['tail']"]),
+         ["unknown actuated module(s) ['tail']"]),
         ({"base": jnp.zeros(1), "arm": jnp.zeros((4, 1))},
-         ["action['arm'] has shape (4, 1)", "give shape (1,)", "vmap it over a batch"]),
+         ["the action of actuated module 'arm' has shape (4, 1)", "give shape (1,)",
+          "vmap over a batch"]),
         (jnp.zeros(2), ["action must be a dict keyed by actuated module (base, arm)",
                         "got ArrayImpl"]),
     ],
