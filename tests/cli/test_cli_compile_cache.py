@@ -135,12 +135,13 @@ def test_eval_keeps_its_programs_in_the_users_cache_unless_told_not_to(
 
 
 def test_a_folder_that_cannot_be_used_warns_once_and_runs_uncached(two_runs, tmp_path):
-    """The choice made: not an error, as a cache is only there to save time."""
+    """The choice made: not an error, as a cache is only there to save time. (The evaluation
+    runs on the C simulator: nothing to compile for MJX, and the same cache set-up.)"""
     root, *_ = two_runs
     file = tmp_path / "not_a_folder"
     file.write_text("kept")
     code, out = _cli("eval", "--run", root / "tiny" / "first", "--episodes", 2,
-                     "--compile-cache-dir", file)
+                     "--backend", "cpu", "--compile-cache-dir", file)
     assert code == 0, out
     assert out.count("warning:") == 1
     assert (f"the compile cache folder {file} cannot be used" in out
