@@ -147,18 +147,26 @@ def _cell(rows: list[dict | None]) -> str:
 
 
 def _brax_cell(results: Path, body: str) -> str:
-    """Brax PPO's eval return at 10 and 20 minutes from `brax_<task>.json` in the results
-    folder (benchmarks/brax_ppo.py, run beside ours on the other core), '' without one."""
-    path = results / f"brax_{body.removesuffix('-modular')}.json"
-    if not path.exists():
+    """Brax PPO's eval return at 10 and 20 minutes from `brax_<task>.json` (seed 0) and
+    `brax_<task>_seed<K>.json` in the results folder (benchmarks/brax_ppo.py, each run beside
+    ours on the other core): mean over seeds (min-max) and mean env steps; '' without one."""
+    task = body.removesuffix("-modular")
+    paths = sorted(results.glob(f"brax_{task}.json")) + sorted(
+        results.glob(f"brax_{task}_seed*.json"))
+    if not paths:
         return ""
-    curve = json.loads(path.read_text())["curve"]
+    curves = [json.loads(path.read_text())["curve"] for path in paths]
     cells = []
     for minutes in MINUTE_MARKS:
-        before = [r for r in curve if r["wall_s"] <= minutes * 60]
-        cells.append("-" if not before else
-                     f"{before[-1]['eval_return']:,.0f} ({before[-1]['steps'] / 1e6:.2f}M steps)")
-    return " / ".join(cells)
+        last = [[r for r in curve if r["wall_s"] <= minutes * 60][-1:] for curve in curves]
+        if not all(last):
+            cells.append("-")
+            continue
+        returns = [r[0]["eval_return"] for r in last]
+        steps = sum(r[0]["steps"] for r in last) / len(last)
+        spread = f" ({min(returns):,.0f}-{max(returns):,.0f})" if len(returns) > 1 else ""
+        cells.append(f"{sum(returns) / len(returns):,.0f}{spread} ({steps / 1e6:.2f}M steps)")
+    return f"{len(paths)} seed(s): " + " / ".join(cells)
 
 
 def report(write: bool, results: Path) -> str:
