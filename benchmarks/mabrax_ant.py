@@ -1,7 +1,9 @@
-"""MABrax ant_4x2 side by side: this project's PPO against JaxMARL-style IPPO through the
-JaxMARL adapter, the same number of env steps on the same machine (issue 17, point 4).
+"""MABrax ant_4x2 side by side: this project's PPO against JaxMARL-style IPPO and MAPPO
+through the JaxMARL adapter, the same number of env steps on the same machine (issue 17,
+point 4).
 
     python benchmarks/mabrax_ant.py                      # 10M steps each, marks at 5M and 10M
+    python benchmarks/mabrax_ant.py --methods ippo       # one method; the others' rows kept
     python benchmarks/mabrax_ant.py --steps 60000 --marks 30000 60000 --out /tmp/tiny.json
 
 - ours: `cli.py train --body ant-modular --partition 4x2` with its defaults (per-module
@@ -11,10 +13,12 @@ JaxMARL adapter, the same number of env steps on the same machine (issue 17, poi
 - IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on
   `JaxMARLEnv("ant_4x2")` (MABrax's observations, this project's ant and task, MJX); the
   return at a mark is the mean team return of the episodes that ended in the last five
-  updates at or before it.
+  updates at or before it. MAPPO: the same with the centralized critic of benchmarks/ippo.py.
 
-Prints a BENCHMARKS.md-style table row per method and writes them with the settings to
-`--out` (JSON). Both start from seed `--seed`; each runs alone (one after the other).
+Each method runs alone, from seed `--seed`, one after the other. Its row (returns at the
+marks, wall time, CPU, date, 1-min load at its end, the IPPO / MAPPO settings) is written
+to `--out` (JSON) as soon as it ends, beside the rows already there for the same steps and
+seed; the table of every row there is printed at the end.
 """
 
 from __future__ import annotations
@@ -103,7 +107,10 @@ def main() -> None:
             else:
                 config = dataclasses.replace(ippo_config, centralised_critic=method == "mappo")
                 result = ippo(args.steps, args.marks, args.seed, config)
+                result["config"] = dataclasses.asdict(
+                    dataclasses.replace(config, total_steps=args.steps))
         results[METHODS[method]] = {
+            **({"config": result["config"]} if "config" in result else {}),
             "returns": {str(m): v for m, v in result["returns"].items()},
             "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
             "load_1min": os.getloadavg()[0],
@@ -112,7 +119,6 @@ def main() -> None:
         args.out.write_text(json.dumps({
             "task": "MABrax ant_4x2", "steps": args.steps, "marks": args.marks,
             "seed": args.seed, "jax_backend": jax.default_backend(),
-            "ippo": dataclasses.asdict(dataclasses.replace(ippo_config, total_steps=args.steps)),
             "results": results,
         }, indent=2))
     header = " | ".join(f"return at {m:,} steps" for m in args.marks)
