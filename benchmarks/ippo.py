@@ -5,13 +5,13 @@ ippo_ff_mabrax.yaml, PureJaxRL's PPO): one actor-critic whose parameters every a
 shares, a Gaussian policy with a state-independent log-std, tanh MLPs of 64 x 2, GAE and
 the clipped PPO loss per agent, every agent trained on the team reward (MABrax gives each
 agent the team reward; here `rewards["__all__"]`). Agents with observations or actions of
-different sizes are homogenised as JaxMARL's "max" option does: observations zero-padded
+different sizes are homogenized as JaxMARL's "max" option does: observations zero-padded
 to the largest and prefixed with the agent's one-hot index, actions cut from the largest.
 Actions are clipped to [-1, 1] before the env.
 
-MAPPO (`centralised_critic=True`, after JaxMARL's MAPPO baselines and Yu et al. 2022): the
+MAPPO (`centralized_critic=True`, after JaxMARL's MAPPO baselines and Yu et al. 2022): the
 same actor, and a critic that reads the agent-specific global state: every agent's
-homogenised observation concatenated, followed by the agent's one-hot index.
+homogenized observation concatenated, followed by the agent's one-hot index.
 
     state, curve = train_ippo(env, IPPOConfig(total_steps=...), jax.random.PRNGKey(0))
 
@@ -48,7 +48,7 @@ class IPPOConfig:
     vf_coef: float = 4.5
     max_grad_norm: float = 0.5
     hidden: int = 64
-    centralised_critic: bool = False
+    centralized_critic: bool = False
 
     @property
     def n_updates(self) -> int:
@@ -78,7 +78,7 @@ def init_params(key, obs_size: int, critic_size: int, action_size: int, hidden: 
 
 
 def policy(params, obs, critic_obs):
-    """(mean, log_std, value) for homogenised observations and the critic's inputs."""
+    """(mean, log_std, value) for homogenized observations and the critic's inputs."""
     return (_mlp(params["actor"], obs), params["log_std"],
             _mlp(params["critic"], critic_obs)[..., 0])
 
@@ -88,7 +88,7 @@ def _log_prob(mean, log_std, action):
                    - 0.5 * jnp.log(2 * jnp.pi), axis=-1)
 
 
-class Homogeniser:
+class Homogenizer:
     """Agent-keyed observations / actions <-> one [..., n_agents, size] array."""
 
     def __init__(self, env):
@@ -111,10 +111,10 @@ class Homogeniser:
             rows.append(x)
         return jnp.stack(rows, axis=-2)
 
-    def critic_obs(self, obs: jax.Array, centralised: bool) -> jax.Array:
+    def critic_obs(self, obs: jax.Array, centralized: bool) -> jax.Array:
         """The critic's input per agent: the agent's own observation (IPPO), or every agent's
         observation and the agent's one-hot index (MAPPO)."""
-        if not centralised:
+        if not centralized:
             return obs
         n_agents = len(self.agents)
         world = obs.reshape(*obs.shape[:-2], 1, -1)
@@ -129,9 +129,9 @@ class Homogeniser:
 
 def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict[str, float]]]:
     """Train IPPO (or MAPPO) on `env`; returns the parameters and the learning curve."""
-    shape = Homogeniser(env)
+    shape = Homogenizer(env)
     n_agents = len(shape.agents)
-    critic_size = (n_agents * shape.obs_size + n_agents if config.centralised_critic
+    critic_size = (n_agents * shape.obs_size + n_agents if config.centralized_critic
                    else shape.obs_size)
     schedule = (optax.linear_schedule(config.lr, 0.0, config.n_updates * config.update_epochs
                                       * config.n_minibatches) if config.anneal_lr else config.lr)
@@ -147,7 +147,7 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
         params, obs, env_state, running = carry
         action_key, step_key = jax.random.split(key)
         x = shape.obs(obs)
-        critic_x = shape.critic_obs(x, config.centralised_critic)
+        critic_x = shape.critic_obs(x, config.centralized_critic)
         mean, log_std, value = policy(params, x, critic_x)
         action = mean + jnp.exp(log_std) * jax.random.normal(action_key, mean.shape)
         log_prob = _log_prob(mean, log_std, action)
@@ -196,7 +196,8 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
             env_step, (params, obs, env_state, running),
             jax.random.split(rollout_key, config.n_steps))
         last_x = shape.obs(obs)
-        _, _, last_value = policy(params, last_x, shape.critic_obs(last_x, config.centralised_critic))
+        last_critic_x = shape.critic_obs(last_x, config.centralized_critic)
+        _, _, last_value = policy(params, last_x, last_critic_x)
         finished = batch.pop("finished")
         batch["advantage"], batch["target"] = gae(batch, last_value)
         flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[3:]), batch)
@@ -231,7 +232,7 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
 def evaluate(env, params, key: jax.Array, n_envs: int, n_steps: int) -> float:
     """Mean team return of the first episode of `n_envs` envs under the policy's mean action
     (episodes longer than `n_steps` counted up to there)."""
-    shape = Homogeniser(env)
+    shape = Homogenizer(env)
 
     def rollout(key):
         obs, state = env.reset(key)

@@ -91,7 +91,7 @@ def main() -> None:
     parser.add_argument("--marks", type=int, nargs="+", default=[5_000_000, 10_000_000])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
-                        help="run these; rows already in --out for the same steps and seed are kept")
+                        help="run these; rows in --out for the same steps and seed are kept")
     parser.add_argument("--ippo-envs", type=int, default=IPPOConfig.n_envs)
     parser.add_argument("--ippo-rollout", type=int, default=IPPOConfig.n_steps)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax_ant.json")
@@ -105,7 +105,7 @@ def main() -> None:
             if method == "ours":
                 result = ours(args.steps, args.marks, args.seed, Path(root))
             else:
-                config = dataclasses.replace(ippo_config, centralised_critic=method == "mappo")
+                config = dataclasses.replace(ippo_config, centralized_critic=method == "mappo")
                 result = ippo(args.steps, args.marks, args.seed, config)
                 result["config"] = dataclasses.asdict(
                     dataclasses.replace(config, total_steps=args.steps))

@@ -36,12 +36,12 @@ def _ippo():
 def test_mappo_critic_reads_every_agents_observation_and_its_own_index():
     ippo = _ippo()
     env = JaxMARLEnv(BodyGraph.from_mjcf(tiny_xml()), config=EnvConfig(episode_length=100))
-    shape = ippo.Homogeniser(env)
+    shape = ippo.Homogenizer(env)
     n_agents = len(shape.agents)
     obs = jnp.arange(3 * n_agents * shape.obs_size, dtype=jnp.float32).reshape(
         3, n_agents, shape.obs_size)
-    assert shape.critic_obs(obs, centralised=False) is obs
-    world = np.asarray(shape.critic_obs(obs, centralised=True))
+    assert shape.critic_obs(obs, centralized=False) is obs
+    world = np.asarray(shape.critic_obs(obs, centralized=True))
     assert world.shape == (3, n_agents, n_agents * shape.obs_size + n_agents)
     for i in range(n_agents):
         np.testing.assert_array_equal(world[:, i, :-n_agents], np.asarray(obs).reshape(3, -1))
@@ -49,23 +49,23 @@ def test_mappo_critic_reads_every_agents_observation_and_its_own_index():
 
 
 @pytest.mark.benchmark
-@pytest.mark.parametrize("centralised_critic", [False, True], ids=["ippo", "mappo"])
-def test_ippo_and_mappo_through_the_adapter_learn_on_the_tiny_body(centralised_critic):
+@pytest.mark.parametrize("centralized_critic", [False, True], ids=["ippo", "mappo"])
+def test_ippo_and_mappo_through_the_adapter_learn_on_the_tiny_body(centralized_critic):
     ippo = _ippo()
     env = JaxMARLEnv(BodyGraph.from_mjcf(tiny_xml()), config=EnvConfig(episode_length=100))
     config = ippo.IPPOConfig(total_steps=160_000, n_envs=32, n_steps=100,
-                             centralised_critic=centralised_critic)
+                             centralized_critic=centralized_critic)
     key, init_key, eval_key = jax.random.split(jax.random.PRNGKey(0), 3)
-    shape = ippo.Homogeniser(env)
+    shape = ippo.Homogenizer(env)
     n_agents = len(shape.agents)
-    critic_size = shape.obs_size * (n_agents if centralised_critic else 1) + (
-        n_agents if centralised_critic else 0)
+    critic_size = shape.obs_size * (n_agents if centralized_critic else 1) + (
+        n_agents if centralized_critic else 0)
     untrained = ippo.init_params(init_key, shape.obs_size, critic_size, shape.action_size,
                                  config.hidden)
     before = ippo.evaluate(env, untrained, eval_key, n_envs=16, n_steps=100)
     params, curve = ippo.train_ippo(env, config, key)
     after = ippo.evaluate(env, params, eval_key, n_envs=16, n_steps=100)
-    print(f"{'MAPPO' if centralised_critic else 'IPPO'} on tiny: untrained {before:.1f}, "
+    print(f"{'MAPPO' if centralized_critic else 'IPPO'} on tiny: untrained {before:.1f}, "
           f"trained {after:.1f}, last training returns "
           f"{[round(r['team_return'], 1) for r in curve[-3:]]}")
     assert after > before + MARGIN
