@@ -111,6 +111,11 @@ class Homogenizer:
             rows.append(x)
         return jnp.stack(rows, axis=-2)
 
+    def critic_size(self, centralized: bool) -> int:
+        """Width of `critic_obs`: one agent's observation, or every agent's and its index."""
+        n_agents = len(self.agents)
+        return n_agents * self.obs_size + n_agents if centralized else self.obs_size
+
     def critic_obs(self, obs: jax.Array, centralized: bool) -> jax.Array:
         """The critic's input per agent: the agent's own observation (IPPO), or every agent's
         observation and the agent's one-hot index (MAPPO)."""
@@ -131,14 +136,13 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
     """Train IPPO (or MAPPO) on `env`; returns the parameters and the learning curve."""
     shape = Homogenizer(env)
     n_agents = len(shape.agents)
-    critic_size = (n_agents * shape.obs_size + n_agents if config.centralized_critic
-                   else shape.obs_size)
     schedule = (optax.linear_schedule(config.lr, 0.0, config.n_updates * config.update_epochs
                                       * config.n_minibatches) if config.anneal_lr else config.lr)
     optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
                             optax.adam(schedule, eps=1e-5))
     key, init_key, reset_key = jax.random.split(key, 3)
-    params = init_params(init_key, shape.obs_size, critic_size, shape.action_size, config.hidden)
+    params = init_params(init_key, shape.obs_size, shape.critic_size(config.centralized_critic),
+                         shape.action_size, config.hidden)
     opt_state = optimizer.init(params)
     obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, config.n_envs))
     running = jnp.zeros(config.n_envs)

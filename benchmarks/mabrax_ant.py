@@ -101,16 +101,17 @@ def main() -> None:
     same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed
     results = previous.get("results", {}) if same_run else {}
     for method in args.methods:
-        with tempfile.TemporaryDirectory() as root:
-            if method == "ours":
+        settings = {}
+        if method == "ours":
+            with tempfile.TemporaryDirectory() as root:
                 result = ours(args.steps, args.marks, args.seed, Path(root))
-            else:
-                config = dataclasses.replace(ippo_config, centralized_critic=method == "mappo")
-                result = ippo(args.steps, args.marks, args.seed, config)
-                result["config"] = dataclasses.asdict(
-                    dataclasses.replace(config, total_steps=args.steps))
+        else:
+            config = dataclasses.replace(ippo_config, total_steps=args.steps,
+                                         centralized_critic=method == "mappo")
+            result = ippo(args.steps, args.marks, args.seed, config)
+            settings = {"config": dataclasses.asdict(config)}
         results[METHODS[method]] = {
-            **({"config": result["config"]} if "config" in result else {}),
+            **settings,
             "returns": {str(m): v for m, v in result["returns"].items()},
             "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
             "load_1min": os.getloadavg()[0],

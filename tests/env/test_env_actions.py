@@ -76,7 +76,8 @@ def ant_env_and_state(body):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda a: {k: v for k, v in a.items() if k != "back_left"}, "missing actuated module\\(s\\) \\['back_left'\\]"),
+        (lambda a: {k: v for k, v in a.items() if k != "back_left"},
+         "missing actuated module\\(s\\) \\['back_left'\\]"),
         (lambda a: {**a, "tail": np.zeros(1)}, "unknown actuated module\\(s\\) \\['tail'\\]"),
         (lambda a: {**a, "front_left": np.zeros(3)}, "shape \\(3,\\).*give shape \\(2,\\)"),
         (lambda a: {**a, "front_left": np.zeros((4, 2))}, "vmap over a batch"),

@@ -43,6 +43,8 @@ def test_mappo_critic_reads_every_agents_observation_and_its_own_index():
     assert shape.critic_obs(obs, centralized=False) is obs
     world = np.asarray(shape.critic_obs(obs, centralized=True))
     assert world.shape == (3, n_agents, n_agents * shape.obs_size + n_agents)
+    assert shape.critic_size(centralized=True) == world.shape[-1]
+    assert shape.critic_size(centralized=False) == shape.obs_size
     for i in range(n_agents):
         np.testing.assert_array_equal(world[:, i, :-n_agents], np.asarray(obs).reshape(3, -1))
         np.testing.assert_array_equal(world[:, i, -n_agents:], np.eye(n_agents)[[i] * 3])
@@ -57,10 +59,8 @@ def test_ippo_and_mappo_through_the_adapter_learn_on_the_tiny_body(centralized_c
                              centralized_critic=centralized_critic)
     key, init_key, eval_key = jax.random.split(jax.random.PRNGKey(0), 3)
     shape = ippo.Homogenizer(env)
-    n_agents = len(shape.agents)
-    critic_size = shape.obs_size * (n_agents if centralized_critic else 1) + (
-        n_agents if centralized_critic else 0)
-    untrained = ippo.init_params(init_key, shape.obs_size, critic_size, shape.action_size,
+    untrained = ippo.init_params(init_key, shape.obs_size,
+                                 shape.critic_size(centralized_critic), shape.action_size,
                                  config.hidden)
     before = ippo.evaluate(env, untrained, eval_key, n_envs=16, n_steps=100)
     params, curve = ippo.train_ippo(env, config, key)

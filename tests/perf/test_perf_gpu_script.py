@@ -1,5 +1,5 @@
 """benchmarks/gpu.sh's script on CPU with a tiny shape: every part it promises (raw MJX and
-training env-steps/s at each env count asked for, the time to a team return) gives its row and
+training env-steps/s at two env counts, the time to a team return) gives its row and
 figures, and `--backend warp` where MuJoCo Warp cannot run stops at once, saying what is
 missing. The GPU run itself is benchmarks/gpu.sh on a GPU machine."""
 
@@ -14,7 +14,7 @@ import pytest
 from mujoco.mjx import warp as mjx_warp
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = ["--n-envs", "8", "--target", "-1000", "--",
+TINY = ["--n-envs", "8", "16", "--target", "-1000", "--",
         "--ppo.n-minibatches", "2", "--ppo.rollout-length", "4", "--ppo.n-epochs", "1",
         "--env.episode-length", "8"]
 """A target any finished episode reaches (episodes of 8 steps); each part ends as soon as it
@@ -41,7 +41,7 @@ def test_every_part_writes_its_row(tiny_run):
     done, rows, _ = tiny_run
     assert "note: JAX runs on cpu here, not a GPU" in done.stdout
     assert re.search(r"- Hardware: cpu x 1 \(JAX backend cpu\); host .+, \d+ cores", rows), rows
-    for part in ("raw/8", "train/8"):
+    for part in ("raw/8", "raw/16", "train/8", "train/16"):
         assert re.search(rf"^\| {part} \| .+ \| {part.split('/')[1]} \| [\d,]+ \| [\d.]+ \|",
                          rows, re.MULTILINE), (part, rows)
     assert re.search(r"^\| return \| .+ team return -1,000 reached \d+ s after the command "
@@ -51,13 +51,13 @@ def test_every_part_writes_its_row(tiny_run):
 def test_the_figures_are_measured(tiny_run):
     _, _, figures = tiny_run
     parts = {part["part"]: part for part in figures["parts"]}
-    assert set(parts) == {"raw/8", "return", "train/8"}
+    assert set(parts) == {"raw/8", "raw/16", "return", "train/8", "train/16"}
     for part in parts.values():
         assert part["steps_per_s"] > 0, part
-    for name in ("return", "train/8"):  # the raw C simulator compiles nothing
+    for name in ("return", "train/8", "train/16"):  # the raw C simulator compiles nothing
         assert parts[name]["compile_s"] > 0, parts[name]
     assert parts["return"]["reached"] and 0 < parts["return"]["target_s"] < 240
-    assert parts["train/8"]["calls"] >= 2 and parts["raw/8"]["n_envs"] == 8
+    assert parts["train/16"]["calls"] >= 2 and parts["raw/16"]["n_envs"] == 16
 
 
 def test_warp_where_it_cannot_run_stops_at_once_saying_what_is_missing(tmp_path):
