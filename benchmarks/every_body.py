@@ -1,5 +1,5 @@
 """Learning on every bundled body with the CLI defaults: eval return and forward velocity at
-1M and 5M env steps and at 10 and 20 minutes wall, over seeds, beside published PPO figures.
+1M, 2M and 5M env steps and at 10 and 20 minutes wall, over seeds, beside published PPO figures.
 
     python benchmarks/every_body.py run --bodies hopper-modular walker2d-modular --seeds 0 1 2 \
         --total-steps 1000000 --minutes 20 --cores 0 1
@@ -36,7 +36,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "every_body"
 """Default results folder: <results>/<body>/seed<k> run directories, load.jsonl."""
 BODIES = ("ant-modular", "halfcheetah-modular", "hopper-modular", "walker2d-modular",
           "humanoid-modular", "swimmer-6", "centipede-6")
-STEP_MARKS = (1_000_000, 5_000_000)
+STEP_MARKS = (1_000_000, 2_000_000, 5_000_000)
+"""Env-step columns: 1M for the published anchors, 2M for SB3 zoo's Walker2d figure."""
 MINUTE_MARKS = (10, 20)
 PUBLISHED_1M = {
     "halfcheetah-modular": "CleanRL 1,443; SB3 zoo 3,143",
@@ -170,10 +171,11 @@ def _brax_cell(results: Path, body: str) -> str:
 
 
 def report(write: bool, results: Path) -> str:
+    columns = [f"{s // 1_000_000}M steps" for s in STEP_MARKS] + [f"{m} min" for m in MINUTE_MARKS]
     lines = [
-        "| body | seeds | 1M steps | 5M steps | 10 min | 20 min | published PPO at 1M "
-        "| Brax PPO beside it, 10 / 20 min |",
-        "|---|---|---|---|---|---|---|---|",
+        "| body | seeds | " + " | ".join(columns)
+        + " | published PPO at 1M | Brax PPO beside it, 10 / 20 min |",
+        "|" + "---|" * (len(columns) + 4),
     ]
     for body_dir in sorted(p for p in results.iterdir() if p.is_dir()):
         curves = [_curve(d) for d in sorted(body_dir.iterdir())
