@@ -13,8 +13,10 @@ what a user waits for), "peak_rss_gib" (added by throughput.py) and the shape it
                                    ceiling (its MuJoCo Warp implementation with /warp)
     env-step/<backend>/<n_envs>    our env (obs, rewards, auto-reset), random actions,
                                    jit(scan(vmap(env.step)))
-    train/<backend>/<shape>        ppo.train_step with the CLI's default network; shape
-                                   "default" (PPOConfig()) or "brax" (Brax's batch shape)
+    train/<backend>/<shape>[/<arch>]  ppo.train_step with the CLI's default network, or
+                                   the architecture named (separate, shared, graph,
+                                   attention); shape "default" (PPOConfig()) or "brax"
+                                   (Brax's batch shape)
     brax-ppo/<shape>               Brax 0.14.2 PPO on the same MJCF and physics; shape
                                    "brax" (its published ant shape) or "smoke" (tiny)
 """
@@ -208,8 +210,9 @@ def env_step(backend: str, n_envs: int, steps: int = 20, repeats: int = 5) -> di
     return dict(n_envs=n_envs, **rates, compile_s=compile_s, first_iteration_s=first)
 
 
-def train(backend: str, shape: str, repeats: int | None = None) -> dict:
-    """ppo.train_step with the CLI's default network ("separate" MLPs per module).
+def train(backend: str, shape: str, arch: str = "separate", repeats: int | None = None) -> dict:
+    """ppo.train_step with the CLI's default network ("separate" MLPs per module) or the
+    architecture `arch`, the rest of its NetworkConfig at the defaults.
 
     Times, in turn and in this one process: the training iteration; its rollout alone
     (`ppo.collect_rollout`: env steps and policy); and raw stepping of the same env and
@@ -231,7 +234,7 @@ def train(backend: str, shape: str, repeats: int | None = None) -> dict:
     started = time.perf_counter()
     body = load_body(BODY)
     env = make_env(body, EnvConfig(), backend)
-    network = make_network(body, env.obs_sizes, NetworkConfig(arch="separate"),
+    network = make_network(body, env.obs_sizes, NetworkConfig(arch=arch),
                            rngs=nnx.Rngs(0))
     groups, state = new_training_state([(env, network)], config, seed=0)
     (group,) = groups
@@ -261,7 +264,7 @@ def train(backend: str, shape: str, repeats: int | None = None) -> dict:
     }, repeats)
     steps = config.steps_per_iteration
     rates = {name: clock.rates(steps) for name, clock in clocks.items()}
-    return dict(n_envs=config.n_envs, rollout_length=config.rollout_length,
+    return dict(arch=arch, n_envs=config.n_envs, rollout_length=config.rollout_length,
                 n_minibatches=config.n_minibatches, n_epochs=config.n_epochs,
                 **rates["train"], raw_steps_per_s=rates["raw"]["steps_per_s"],
                 raw_steps_per_cpu_s=rates["raw"]["steps_per_cpu_s"],

@@ -58,6 +58,12 @@ def task_text(task: TaskSpec) -> str:
     return "\n".join(f"  {name:<26} {value}" for name, value in task.summary().items())
 
 
+def ppo_preset_text(preset: dict[str, str]) -> str:
+    """The body's `modular_ppo:ppo_preset` as one line (`bodies show`)."""
+    settings = "; ".join(f"{field}={value}" for field, value in preset.items())
+    return f"PPO preset (modular_ppo:ppo_preset): {settings or 'none, the CLI defaults'}"
+
+
 def module_tree_text(body: BodyGraph) -> str:
     """The module tree as indented text, each line `name (n actuators): bodies`."""
     lines: list[str] = []

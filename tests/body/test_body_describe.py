@@ -10,6 +10,7 @@ from modular_ppo.body.describe import (
     draw_body_graph,
     module_table,
     module_tree_text,
+    ppo_preset_text,
 )
 
 
@@ -45,3 +46,10 @@ def test_draw_body_graph_writes_a_png(tmp_path):
     path = draw_body_graph(load_body("centipede-4"), tmp_path / "centipede.png")
     image = matplotlib.image.imread(path)
     assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+
+
+def test_the_ppo_preset_line_names_every_setting_or_says_there_is_none():
+    assert ppo_preset_text(load_body("halfcheetah-modular").ppo_preset) == (
+        "PPO preset (modular_ppo:ppo_preset): gamma=0.99; n_epochs=10; n_minibatches=16"
+    )
+    assert ppo_preset_text(load_body("ant-modular").ppo_preset).endswith("none, the CLI defaults")
