@@ -14,7 +14,6 @@ from modular_ppo.networks.contract import NetState
 from modular_ppo.networks.heads import GaussianHead, ValueHead
 from modular_ppo.networks.layout import BodyLayout
 from modular_ppo.networks.mlp import MLP
-from modular_ppo.networks.stacked import run_streams
 from modular_ppo.networks.stream import Stream
 
 
@@ -23,7 +22,6 @@ class SeparateNetwork(ModularActorCritic):
 
     A value head sees its module's observations, or with a centralized critic all
     modules' observations concatenated in module order. The state is keyed by module.
-    Modules of the same shapes run as one call over their stacked weights (`run_streams`).
     """
 
     def __init__(self, layout: BodyLayout, config: NetworkConfig, *, rngs: nnx.Rngs):
@@ -67,11 +65,15 @@ class SeparateNetwork(ModularActorCritic):
     def forward(
         self, state: NetState, obs: dict[str, Float[Array, "batch _obs"]]
     ) -> tuple[NetState, dict[str, GaussianParameters], dict[str, Float[Array, "batch"]]]:
+        next_state: dict[str, dict] = {"policy": {}, "value": {}}
+        policies, values = {}, {}
+        for m, stream in self.policy.items():
+            next_state["policy"][m], policies[m] = stream(state["policy"][m], obs[m])
         if self.config.centralized_critic:
             everything = jnp.concatenate([obs[m] for m in self.layout.modules], axis=-1)
             critic_inputs = {m: everything for m in self.value}
         else:
             critic_inputs = obs
-        policy_state, policies = run_streams(self.policy, state["policy"], obs)
-        value_state, values = run_streams(self.value, state["value"], critic_inputs)
-        return {"policy": policy_state, "value": value_state}, policies, values
+        for m, stream in self.value.items():
+            next_state["value"][m], values[m] = stream(state["value"][m], critic_inputs[m])
+        return next_state, policies, values
