@@ -54,13 +54,13 @@ def run(bodies: list[str], seeds: list[int], total_steps: int, minutes: float,
     free = list(cores)
     running: list[tuple[subprocess.Popen, int, Path]] = []
     stop = threading.Event()
-    threading.Thread(target=_sample_load, args=(stop, results), daemon=True).start()
+    threading.Thread(target=sample_load, args=(stop, results), daemon=True).start()
     while jobs or running:
         for proc, core, run_dir in list(running):
             if proc.poll() is not None:
                 running.remove((proc, core, run_dir))
                 free.append(core)
-                _keep_records_only(run_dir)
+                keep_records_only(run_dir)
         while jobs and free:
             body, seed = jobs.pop(0)
             core = free.pop(0)
@@ -90,7 +90,7 @@ def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
-def _keep_records_only(run_dir: Path) -> None:
+def keep_records_only(run_dir: Path) -> None:
     """A finished benchmark run keeps config.json, metrics.jsonl (gzipped) and eval.json
     (what the report reads); its checkpoints and TensorBoard events go."""
     for name in ("checkpoints", "tensorboard"):
@@ -101,7 +101,7 @@ def _keep_records_only(run_dir: Path) -> None:
         metrics.unlink()
 
 
-def _sample_load(stop: threading.Event, results: Path) -> None:
+def sample_load(stop: threading.Event, results: Path) -> None:
     results.mkdir(parents=True, exist_ok=True)
     with open(results / "load.jsonl", "a") as f:
         while not stop.wait(30):
@@ -111,12 +111,12 @@ def _sample_load(stop: threading.Event, results: Path) -> None:
 
 def _curve(run_dir: Path) -> tuple[list[dict], dict]:
     """The run's evaluation rows, and its last row (how far it got)."""
-    rows = [json.loads(line) for line in _metrics_text(run_dir).splitlines() if line.strip()]
+    rows = [json.loads(line) for line in metrics_text(run_dir).splitlines() if line.strip()]
     rows = [r for r in rows if "time/elapsed_s" in r]
     return [r for r in rows if "eval/team_return" in r], (rows[-1] if rows else {})
 
 
-def _metrics_text(run_dir: Path) -> str:
+def metrics_text(run_dir: Path) -> str:
     """metrics.jsonl, or metrics.jsonl.gz as committed runs keep it."""
     plain = run_dir / "metrics.jsonl"
     if plain.exists():

@@ -3,8 +3,9 @@
 - the graph: `BodyGraph` (graph.py: `from_mjcf(path | xml string | MjSpec, partition=...)`,
   the compiled model, modules in module order, hop distances, the body's own task) and
   its `Module`s (modules.py: names and sorted MuJoCo index arrays);
-- bundled bodies: `load_body`, `bundled_names` (library.py: the files in `bodies/`,
-  generated families such as "centipede-N", limb-removed variants);
+- bundled bodies: `load_body`, `bundled_names`, `family_members` (library.py: the files
+  in `bodies/`, generated families such as "centipede-N" and the sizes each has,
+  limb-removed variants);
 - morphology features: `morphology_features`, `MORPHOLOGY_NAMES`, `MORPHOLOGY_WIDTH`
   (morphology.py: per module, its place in the module tree, joint axes / ranges / gears,
   masses, limb lengths, one fixed-width vector for any body);
@@ -18,7 +19,7 @@
 
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
-from modular_ppo.body.library import bundled_names, load_body
+from modular_ppo.body.library import bundled_names, family_members, load_body
 from modular_ppo.body.modules import Module
 from modular_ppo.body.morphology import MORPHOLOGY_NAMES, MORPHOLOGY_WIDTH, morphology_features
 from modular_ppo.body.partition import Partition
@@ -26,5 +27,5 @@ from modular_ppo.body.task import TaskSpec
 
 __all__ = [
     "MORPHOLOGY_NAMES", "MORPHOLOGY_WIDTH", "BodyGraph", "BodyGraphError", "Module", "Partition",
-    "TaskSpec", "bundled_names", "load_body", "morphology_features",
+    "TaskSpec", "bundled_names", "family_members", "load_body", "morphology_features",
 ]

@@ -39,9 +39,14 @@ _START_HEIGHT = 0.6
 _SIDES = {"left": 1.0, "right": -1.0}
 
 
+def is_centipede_size(n_legs: int) -> bool:
+    """Whether a centipede can have `n_legs` legs: an even number >= 4."""
+    return n_legs >= MIN_LEGS and n_legs % 2 == 0
+
+
 def centipede_spec(n_legs: int) -> mujoco.MjSpec:
     """The centipede with `n_legs` legs (an even number >= 4)."""
-    if n_legs < MIN_LEGS or n_legs % 2:
+    if not is_centipede_size(n_legs):
         raise BodyGraphError(
             f"centipede-{n_legs}: a centipede has an even number of legs, at least "
             f"{MIN_LEGS} (two per torso segment). Use centipede-N with N in 4, 6, 8, ..."

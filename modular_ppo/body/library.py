@@ -10,11 +10,11 @@ from pathlib import Path
 
 import mujoco
 
-from modular_ppo.body.centipede import centipede_spec
+from modular_ppo.body.centipede import centipede_spec, is_centipede_size
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.partition import Partition
-from modular_ppo.body.swimmer import swimmer_spec
+from modular_ppo.body.swimmer import is_swimmer_size, swimmer_spec
 from modular_ppo.body.variants import WITHOUT, split_variant, variant_spec
 
 BODIES_DIR = Path(__file__).resolve().parents[2] / "bodies"
@@ -24,6 +24,11 @@ GENERATORS: dict[str, Callable[[int], mujoco.MjSpec]] = {
     "swimmer": swimmer_spec,
 }
 """Family name -> builder of the spec for size N (legs for centipedes, segments for swimmers)."""
+FAMILY_SIZES: dict[str, Callable[[int], bool]] = {
+    "centipede": is_centipede_size,
+    "swimmer": is_swimmer_size,
+}
+"""Family name -> whether it has a member of size N."""
 
 DEFAULT_GENERATED = ("centipede-4", "centipede-6", "centipede-8", "swimmer-4", "swimmer-6")
 
@@ -47,6 +52,14 @@ def body_spec(name: str) -> mujoco.MjSpec | None:
             f"{match['family']}-6. Write {match['family']}-N."
         )
     return GENERATORS[match["family"]](int(match["size"]))
+
+
+def family_members(stem: str, first: int, last: int) -> tuple[str, ...]:
+    """The names `stem`-N for N in first..last (inclusive) that a generated family has
+    ("centipede", 3, 7 -> centipede-4, centipede-6: centipedes have an even number of legs);
+    every N for any other stem (each name then loads, or fails, on its own)."""
+    has_size = FAMILY_SIZES.get(stem, lambda size: True)
+    return tuple(f"{stem}-{size}" for size in range(first, last + 1) if has_size(size))
 
 
 def load_body(name_or_path: str, partition: Partition | None = None) -> BodyGraph:

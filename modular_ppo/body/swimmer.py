@@ -27,9 +27,14 @@ _LENGTH, _RADIUS = 1.0, 0.1
 _JOINT_RANGE = 100 * 3.141592653589793 / 180
 
 
+def is_swimmer_size(n_segments: int) -> bool:
+    """Whether a swimmer can have `n_segments` segments: at least 2."""
+    return n_segments >= MIN_SEGMENTS
+
+
 def swimmer_spec(n_segments: int) -> mujoco.MjSpec:
     """The swimmer with `n_segments` segments (N-1 motors)."""
-    if n_segments < MIN_SEGMENTS:
+    if not is_swimmer_size(n_segments):
         raise BodyGraphError(
             f"swimmer-{n_segments}: a swimmer needs at least {MIN_SEGMENTS} segments (one "
             f"motorized joint). Use swimmer-N with N >= {MIN_SEGMENTS}, e.g. swimmer-4."

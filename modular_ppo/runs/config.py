@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import tyro
 
-from modular_ppo.body import load_body
+from modular_ppo.body import family_members, load_body
 from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, EnvConfig
 from modular_ppo.errors import ModularPPOError
@@ -35,8 +35,9 @@ class TrainRunConfig:
     body: str = "ant-modular"
     """A bundled body (`python cli.py bodies list`) or the path of an MJCF file; several,
     comma-separated ("centipede-4,centipede-6"), train one network on all of them (--arch
-    shared, graph or attention); "NAME-A..B" stands for a generated family's sizes A to B
-    ("centipede-3..7")."""
+    shared, graph or attention); "NAME-A..B" stands for the family's members of sizes A to
+    B ("centipede-3..7": centipede-4 and centipede-6, centipedes having an even number of
+    legs)."""
     held_out: tuple[str, ...] = ()
     """Bodies to evaluate zero-shot at every evaluation (the run's parameters on a network
     built for each, normalizer warmed up by the policy acting on it; no training on them):
@@ -211,8 +212,9 @@ FAMILY_RANGE = re.compile(r"^(?P<stem>.+)-(?P<first>\d+)\.\.(?P<last>\d+)$")
 
 
 def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:
-    """"centipede-3..7" -> ("centipede-3", ..., "centipede-7"); any other name -> (name,).
-    RunConfigError for an empty range."""
+    """"centipede-4..8" -> ("centipede-4", "centipede-6", "centipede-8"): the members of
+    the range that the family has (`modular_ppo.body.family_members`); any other name ->
+    (name,). RunConfigError for a range with no member."""
     match = FAMILY_RANGE.match(name)
     if match is None:
         return (name,)
@@ -222,7 +224,14 @@ def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:
             f"{flag_name} {name}: the range {first}..{last} is empty. Give NAME-A..B with "
             f"A <= B, e.g. {match['stem']}-{last}..{first}."
         )
-    return tuple(f"{match['stem']}-{size}" for size in range(first, last + 1))
+    members = family_members(match["stem"], first, last)
+    if not members:
+        raise RunConfigError(
+            f"{flag_name} {name}: no {match['stem']} has a size in {first}..{last} (a "
+            f"{match['stem']} cannot have each size; `python cli.py bodies list` says which "
+            f"it can). Widen the range, e.g. {match['stem']}-{first}..{last + 2}."
+        )
+    return members
 
 
 RESUME_MAY_CHANGE = frozenset({

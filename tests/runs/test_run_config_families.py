@@ -10,11 +10,12 @@ from modular_ppo.runs.errors import RunConfigError
 SHARED = NetworkConfig(arch="shared")
 
 
-def test_a_family_range_expands_in_order():
-    config = TrainRunConfig(body="centipede-3..5,swimmer-4", network=SHARED,
+def test_a_family_range_expands_in_order_to_the_sizes_the_family_has():
+    # Centipedes have an even number of legs (at least 4), swimmers at least 2 segments.
+    config = TrainRunConfig(body="centipede-3..7,swimmer-1..3", network=SHARED,
                             held_out=("centipede-8", "centipede-10..11"))
-    assert config.bodies == ("centipede-3", "centipede-4", "centipede-5", "swimmer-4")
-    assert config.held_out_bodies == ("centipede-8", "centipede-10", "centipede-11")
+    assert config.bodies == ("centipede-4", "centipede-6", "swimmer-2", "swimmer-3")
+    assert config.held_out_bodies == ("centipede-8", "centipede-10")
     assert TrainRunConfig(body="centipede-6..6").bodies == ("centipede-6",)
 
 
@@ -27,6 +28,9 @@ def test_a_family_range_expands_in_order():
      ["--held-out centipede-8 with --arch separate", "--arch shared, graph or attention"]),
     (dict(body="centipede-4", network=SHARED, held_out=("centipede-9..8",)),
      ["--held-out centipede-9..8", "is empty"]),
+    (dict(body="centipede-5..5", network=SHARED),
+     ["--body centipede-5..5", "no centipede has a size in 5..5", "bodies list",
+      "centipede-5..7"]),
 ])
 def test_settings_that_cannot_work_are_refused(settings, fragments):
     with pytest.raises(RunConfigError) as error:
