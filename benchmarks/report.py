@@ -165,6 +165,9 @@ def _other_ratios(results: dict[str, dict]) -> list[str]:
         ("env-step/cpu/2048", "mujoco-batch/2048", "our CPU env / bare C simulator, 2048 envs"),
         ("env-step/cpu/64", "mujoco-batch/64", "our CPU env / bare C simulator, 64 envs"),
         ("env-step/mjx/2048", "mjx-step/2048", "our MJX env / bare vmap(mjx.step), 2048 envs"),
+        *((f"train/cpu/default/{arch}", "train/cpu/default",
+           f"training, {arch} / separate networks, default shape (target >= 0.5: within 2x)")
+          for arch in ("shared", "graph", "attention")),
     ]
     lines = []
     for top, bottom, label in pairs:
