@@ -1,0 +1,287 @@
+"""Transfer within a body family (issue 16): a shared policy trained on a family, zero-shot on
+held-out members and fine-tuned on them, against a specialist trained on each held-out body.
+
+    python benchmarks/transfer_table.py run --family centipede --arch shared graph attention \
+        --morphology none policy_and_value --seeds 0 1 2 --cores 0 1
+    python benchmarks/transfer_table.py report      # stdout; --write appends to BENCHMARKS.md
+
+For each family, seed and network setting (architecture x morphology features):
+- shared: `cli.py train --body TRAIN --held-out H1 H2 --arch A --morphology M --seed S
+  --ppo.total-steps N`, evaluated every N/8 steps on its bodies and zero-shot on each
+  held-out body (`--held-out`: the current parameters, the normalizer warmed up by the policy
+  acting on the body, no training on it);
+- fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
+  --seed S --ppo.total-steps N`.
+For each family, seed and held-out body, once:
+- specialist: `cli.py train --body H --seed S --ppo.total-steps N` with the CLI's defaults for
+  H (separate networks, the body's preset): what a user would train on H alone.
+Every run also gets the family's own flags (FAMILIES) and `--eval.n-envs 16 --no-video`.
+
+`run` starts each run pinned to one of --cores (`taskset`) as soon as a core is free and
+the shared run it fine-tunes from has finished; a run whose directory already holds its
+final evaluation (eval.json) is skipped, so the table fills over several sessions. Run
+directories go under benchmarks/results/transfer/<family>/<kind>/<body>/seed<S> (kind:
+family-<setting>, finetune-<setting>, specialist) with
+config.json, metrics.jsonl (gzipped), eval.json and the log; checkpoints are dropped, a
+shared run's once its fine-tuned runs are done. The load average is sampled every 30 s into
+<results>/load.jsonl.
+
+`report` prints, per family and setting, for each held-out body (mean over the seeds that
+have every run, min-max): the zero-shot team return at the end of shared training as a
+fraction of the specialist's final return, and the env steps the fine-tuned run took to
+first reach the specialist's final return as a fraction of N ("not within N" where a seed's
+did not). Targets (issue 16): zero-shot >= 75% on centipede-8 and >= 60% on the second
+family's held-out bodies; fine-tuning within 1/3 of the specialist's steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from every_body import keep_records_only, metrics_text, sample_load  # beside this script
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "transfer"
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    train: str
+    """--body of the shared run (a family range or comma-separated names)."""
+    held_out: tuple[str, ...]
+    flags: tuple[str, ...] = ()
+    """Flags of every run of the family."""
+
+
+FAMILIES = {
+    # Centipedes have an even number of legs: centipede-3..7 is centipede-4 and centipede-6.
+    "centipede": Family("centipede-3..7", ("centipede-8", "centipede-10")),
+    # The walker and its one-limb-short variants; held out: two limbs short. gamma 0.99 is
+    # the walker's preset (BENCHMARKS.md), which a multi-body run does not take by itself.
+    "walker2d": Family(
+        "walker2d-modular,walker2d-modular-without-foot,walker2d-modular-without-foot_left,"
+        "walker2d-modular-without-leg,walker2d-modular-without-leg_left",
+        ("walker2d-modular-without-foot-without-foot_left",
+         "walker2d-modular-without-leg_left-without-foot"),
+        ("--ppo.gamma", "0.99"),
+    ),
+}
+
+
+@dataclasses.dataclass(eq=False)
+class Job:
+    kind: str
+    """"family-<arch>-<morphology>" (trained on the family), "finetune-<arch>-<morphology>"
+    or "specialist"."""
+    body: str
+    seed: int
+    flags: list[str]
+    source: Job | None = None
+    """The shared run a fine-tuned run starts from."""
+
+    def root(self, results: Path, family: str) -> Path:
+        """Its runs root: <results>/<family>/<kind>/<held-out body, or "train">."""
+        return results / family / self.kind / ("train" if self.kind.startswith("family")
+                                               else self.body)
+
+    def run_dir(self, results: Path, family: str) -> Path | None:
+        """The run directory (<root>/<body, or bodies joined by +>/seed<S>), None before
+        the run made it."""
+        found = list(self.root(results, family).glob(f"*/seed{self.seed}"))
+        return found[0] if found else None
+
+    def finished(self, results: Path, family: str) -> bool:
+        run_dir = self.run_dir(results, family)
+        return run_dir is not None and (run_dir / "eval.json").exists()
+
+
+def jobs_for(family: str, archs: list[str], morphologies: list[str], seeds: list[int],
+             steps: int) -> list[Job]:
+    spec = FAMILIES[family]
+    common = ["--ppo.total-steps", str(steps), "--eval-every-steps", str(steps // 8),
+              "--eval.n-envs", "16", "--no-video", *spec.flags]
+    jobs = []
+    for seed in seeds:
+        jobs += [Job("specialist", body, seed, common) for body in spec.held_out]
+        for arch in archs:
+            for morphology in morphologies:
+                setting = f"{arch}-{morphology}"
+                shared = Job(f"family-{setting}", spec.train, seed,
+                             [*common, "--arch", arch, "--morphology", morphology,
+                              "--held-out", *spec.held_out])
+                jobs.append(shared)
+                jobs += [Job(f"finetune-{setting}", body, seed, common, source=shared)
+                         for body in spec.held_out]
+    return jobs
+
+
+def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
+    pending = [job for job in jobs if not job.finished(results, family)]
+    print(f"{len(jobs) - len(pending)} of {len(jobs)} runs already done", flush=True)
+    free = list(cores)
+    running: list[tuple[subprocess.Popen, int, Job]] = []
+    stop = threading.Event()
+    threading.Thread(target=sample_load, args=(stop, results), daemon=True).start()
+    while pending or running:
+        for proc, core, job in list(running):
+            if proc.poll() is None:
+                continue
+            running.remove((proc, core, job))
+            free.append(core)
+            if proc.returncode != 0:
+                print(f"failed ({proc.returncode}): {job.kind} {job.body} seed {job.seed}",
+                      flush=True)
+            run_dir = job.run_dir(results, family)
+            if run_dir is not None and not job.kind.startswith("family"):
+                keep_records_only(run_dir)
+        busy = pending + [job for _, _, job in running]
+        for job in [j for j in pending if j.source is not None]:
+            if job.source not in busy and not job.source.finished(results, family):
+                pending.remove(job)  # its shared run failed: nothing to fine-tune from
+        for job in [j for j in pending if j.source is None or j.source not in busy]:
+            if not free:
+                break
+            pending.remove(job)
+            core = free.pop(0)
+            running.append((_start(job, family, core, results), core, job))
+        _drop_shared_checkpoints(jobs, pending, running, family, results)
+        time.sleep(5)
+    stop.set()
+
+
+def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
+    root = job.root(results, family)
+    old = job.run_dir(results, family)
+    if old is not None:  # an unfinished earlier attempt: start again
+        shutil.rmtree(old)
+    root.mkdir(parents=True, exist_ok=True)
+    init = ([] if job.source is None
+            else ["--init-from", str(job.source.run_dir(results, family))])
+    command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), "train",
+               "--body", job.body, "--seed", str(job.seed), *job.flags, *init,
+               "--runs-root", str(root), "--run-name", f"seed{job.seed}"]
+    log = open(root / f"seed{job.seed}.log", "w")
+    print(" ".join(command), flush=True)
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def _drop_shared_checkpoints(jobs, pending, running, family, results) -> None:
+    """A finished shared run keeps config.json, metrics and eval.json only, once no
+    fine-tuned run needs its checkpoint any more."""
+    busy = pending + [job for _, _, job in running]
+    for job in jobs:
+        if (job.kind.startswith("family") and job.finished(results, family)
+                and all(other.source is not job for other in busy)):
+            run_dir = job.run_dir(results, family)
+            if (run_dir / "checkpoints").exists() or (run_dir / "metrics.jsonl").exists():
+                keep_records_only(run_dir)
+
+
+def _evaluations(run_dir: Path) -> list[dict]:
+    rows = [json.loads(line) for line in metrics_text(run_dir).splitlines() if line.strip()]
+    return [row for row in rows if any(key.startswith("eval/team_return") for key in row)]
+
+
+def _summary(values: list[float | None], percent: bool) -> str:
+    if any(v is None for v in values):
+        missed = sum(v is None for v in values)
+        return f"not within N ({missed} of {len(values)} seeds)"
+    scale, unit = (100, "%") if percent else (1, "")
+    mean = sum(values) / len(values) * scale
+    spread = (f" ({min(values) * scale:.0f}-{max(values) * scale:.0f}{unit})"
+              if len(values) > 1 else "")
+    return f"{mean:.0f}{unit}{spread}" if percent else f"{mean:.2f}{spread}"
+
+
+def report(results: Path, write: bool) -> str:
+    lines = []
+    for family, spec in FAMILIES.items():
+        settings = sorted(p.name.removeprefix("family-")
+                          for p in (results / family).glob("family-*"))
+        if not settings:
+            continue
+        lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
+                  "| setting (arch-morphology) | held-out body | seeds | specialist's final "
+                  "return | zero-shot / specialist | fine-tuning steps to the specialist's "
+                  "final / N |", "|---|---|---|---|---|---|"]
+        for setting in settings:
+            for body in spec.held_out:
+                zero_shot, finetune, finals = [], [], []
+                for seed in sorted({int(p.name.removeprefix("seed")) for p in
+                                    (results / family).glob("*/*/*/seed*")}):
+                    trained, tuned, specialist = (
+                        Job(kind, name, seed, []).run_dir(results, family)
+                        for kind, name in ((f"family-{setting}", spec.train),
+                                           (f"finetune-{setting}", body), ("specialist", body)))
+                    if not all(d is not None and (d / "eval.json").exists()
+                               for d in (trained, tuned, specialist)):
+                        continue
+                    final = json.loads((specialist / "eval.json").read_text())["eval/team_return"]
+                    key = f"eval/team_return/{body}"
+                    held = [row[key] for row in _evaluations(trained) if key in row]
+                    zero_shot.append(held[-1] / final)
+                    total = json.loads((tuned / "config.json").read_text())["config"]["ppo"][
+                        "total_steps"]
+                    reached = [row["step"] for row in _evaluations(tuned)
+                               if row.get("eval/team_return", float("-inf")) >= final]
+                    finetune.append(reached[0] / total if reached else None)
+                    finals.append(final)
+                if finals:
+                    lines.append(
+                        f"| {setting} | {body} | {len(finals)} | "
+                        f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
+                        f"{_summary(finetune, False)} |")
+    shown = results.relative_to(ROOT) if results.is_relative_to(ROOT) else results
+    load_file = results / "load.jsonl"
+    loads = ([json.loads(line)["load1"] for line in load_file.read_text().splitlines()]
+             if load_file.exists() else [])
+    text = (f"\n### Transfer within a family: report of {dt.date.today()} "
+            f"({platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+            + (f"; load average during the runs {min(loads):.1f}-{max(loads):.1f}" if loads
+               else "")
+            + f")\n\n`python benchmarks/transfer_table.py report --results "
+            f"{shown}`\n" + "\n".join(lines) + "\n")
+    if write:
+        with open(ROOT / "BENCHMARKS.md", "a") as f:
+            f.write(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run")
+    run_parser.add_argument("--family", choices=list(FAMILIES), required=True)
+    run_parser.add_argument("--arch", nargs="+", default=["shared"],
+                            choices=["shared", "graph", "attention"])
+    run_parser.add_argument("--morphology", nargs="+", default=["none"],
+                            choices=["none", "value", "policy_and_value"])
+    run_parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    run_parser.add_argument("--steps", type=int, default=2_000_000,
+                            help="env steps of every run (N)")
+    run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
+    report_parser = sub.add_parser("report")
+    report_parser.add_argument("--write", action="store_true", help="append to BENCHMARKS.md")
+    for sub_parser in (run_parser, report_parser):
+        sub_parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    results = args.results.resolve()
+    if args.command == "run":
+        jobs = jobs_for(args.family, args.arch, args.morphology, args.seeds, args.steps)
+        run(args.family, jobs, args.cores, results)
+    print(report(results, write=args.command == "report" and args.write))
+
+
+if __name__ == "__main__":
+    main()
