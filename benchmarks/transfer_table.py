@@ -194,14 +194,14 @@ def _evaluations(run_dir: Path) -> list[dict]:
 
 
 def _summary(values: list[float | None], percent: bool) -> str:
+    """Mean over seeds (min-max), as percentages or fractions; "not within N" if a seed's
+    value is missing (its fine-tuned run never reached the specialist's return)."""
     if any(v is None for v in values):
         missed = sum(v is None for v in values)
         return f"not within N ({missed} of {len(values)} seeds)"
-    scale, unit = (100, "%") if percent else (1, "")
-    mean = sum(values) / len(values) * scale
-    spread = (f" ({min(values) * scale:.0f}-{max(values) * scale:.0f}{unit})"
-              if len(values) > 1 else "")
-    return f"{mean:.0f}{unit}{spread}" if percent else f"{mean:.2f}{spread}"
+    shown = (lambda v: f"{v * 100:.0f}%") if percent else (lambda v: f"{v:.2f}")
+    spread = f" ({shown(min(values))}-{shown(max(values))})" if len(values) > 1 else ""
+    return shown(sum(values) / len(values)) + spread
 
 
 def report(results: Path, write: bool) -> str:

@@ -1,0 +1,71 @@
+"""benchmarks/transfer_table.py: the runs it schedules for a family, and the figures its
+report computes from run directories (written here by hand, as the CLI writes them)."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import transfer_table  # noqa: E402
+
+
+def test_a_family_gets_specialists_a_shared_run_and_fine_tuning_from_it():
+    jobs = transfer_table.jobs_for("centipede", ["graph"], ["value"], [3], steps=800_000)
+    kinds = [(job.kind, job.body) for job in jobs]
+    assert kinds == [
+        ("specialist", "centipede-8"), ("specialist", "centipede-10"),
+        ("family-graph-value", "centipede-3..7"),
+        ("finetune-graph-value", "centipede-8"), ("finetune-graph-value", "centipede-10"),
+    ]
+    shared = jobs[2]
+    assert shared.flags[-7:] == ["--arch", "graph", "--morphology", "value", "--held-out",
+                                 "centipede-8", "centipede-10"]
+    assert all(job.source is shared for job in jobs[3:])
+    assert all(job.source is None and "--arch" not in job.flags for job in jobs[:2])
+    for job in jobs:
+        assert job.seed == 3
+        assert job.flags[:4] == ["--ppo.total-steps", "800000", "--eval-every-steps", "100000"]
+    walker = transfer_table.jobs_for("walker2d", ["shared"], ["none"], [0], steps=800_000)
+    assert all(" ".join(job.flags).count("--ppo.gamma 0.99") == 1 for job in walker)
+
+
+def _run_dir(root: Path, total_steps: int, curve: list[tuple[int, dict]]) -> None:
+    root.mkdir(parents=True)
+    (root / "config.json").write_text(json.dumps({"config": {"ppo": {"total_steps": total_steps}}}))
+    rows = [{"step": step, "time/elapsed_s": float(step), **values} for step, values in curve]
+    (root / "metrics.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (root / "eval.json").write_text(json.dumps(rows[-1]))
+
+
+def test_the_report_divides_by_the_specialists_final_return(tmp_path):
+    family = tmp_path / "centipede"
+    for body, final in (("centipede-8", 1000.0), ("centipede-10", 400.0)):
+        _run_dir(family / "specialist" / body / body / "seed0", 1000,
+                 [(500, {"eval/team_return": final / 2}), (1000, {"eval/team_return": final})])
+    shared = family / "family-shared-none" / "train" / "centipede-4+centipede-6" / "seed0"
+    _run_dir(shared, 1000,
+             [(500, {"eval/team_return/centipede-8": 500.0,
+                     "eval/team_return/centipede-10": 50.0}),
+              (1000, {"eval/team_return/centipede-8": 800.0,
+                      "eval/team_return/centipede-10": 100.0})])
+    _run_dir(family / "finetune-shared-none" / "centipede-8" / "centipede-8" / "seed0", 1000,
+             [(250, {"eval/team_return": 900.0}), (500, {"eval/team_return": 1000.0}),
+              (750, {"eval/team_return": 1200.0})])
+    _run_dir(family / "finetune-shared-none" / "centipede-10" / "centipede-10" / "seed0", 1000,
+             [(500, {"eval/team_return": 300.0}), (1000, {"eval/team_return": 399.0})])
+
+    text = transfer_table.report(tmp_path, write=False)
+    assert "| shared-none | centipede-8 | 1 | 1,000 | 80% | 0.50 |" in text
+    assert "| shared-none | centipede-10 | 1 | 400 | 25% | not within N (1 of 1 seeds) |" in text
+
+
+@pytest.mark.parametrize("values, percent, shown", [
+    ([0.5, 0.7, 0.9], True, "70% (50%-90%)"),
+    ([0.25, None], False, "not within N (1 of 2 seeds)"),
+    ([0.2, 0.4], False, "0.30 (0.20-0.40)"),
+])
+def test_cells_give_the_mean_and_spread_over_seeds(values, percent, shown):
+    assert transfer_table._summary(values, percent) == shown
