@@ -19,16 +19,12 @@ from modular_ppo.body.variants import WITHOUT, split_variant, variant_spec
 
 BODIES_DIR = Path(__file__).resolve().parents[2] / "bodies"
 
-GENERATORS: dict[str, Callable[[int], mujoco.MjSpec]] = {
-    "centipede": centipede_spec,
-    "swimmer": swimmer_spec,
+GENERATORS: dict[str, tuple[Callable[[int], mujoco.MjSpec], Callable[[int], bool]]] = {
+    "centipede": (centipede_spec, is_centipede_size),
+    "swimmer": (swimmer_spec, is_swimmer_size),
 }
-"""Family name -> builder of the spec for size N (legs for centipedes, segments for swimmers)."""
-FAMILY_SIZES: dict[str, Callable[[int], bool]] = {
-    "centipede": is_centipede_size,
-    "swimmer": is_swimmer_size,
-}
-"""Family name -> whether it has a member of size N."""
+"""Family name -> (builder of the spec for size N, whether the family has size N); N is
+legs for centipedes, segments for swimmers."""
 
 DEFAULT_GENERATED = ("centipede-4", "centipede-6", "centipede-8", "swimmer-4", "swimmer-6")
 
@@ -51,14 +47,15 @@ def body_spec(name: str) -> mujoco.MjSpec | None:
             f"{name}: the size of a generated body is a whole number, as in "
             f"{match['family']}-6. Write {match['family']}-N."
         )
-    return GENERATORS[match["family"]](int(match["size"]))
+    build, _ = GENERATORS[match["family"]]
+    return build(int(match["size"]))
 
 
 def family_members(stem: str, first: int, last: int) -> tuple[str, ...]:
     """The names `stem`-N for N in first..last (inclusive) that a generated family has
     ("centipede", 3, 7 -> centipede-4, centipede-6: centipedes have an even number of legs);
     every N for any other stem (each name then loads, or fails, on its own)."""
-    has_size = FAMILY_SIZES.get(stem, lambda size: True)
+    _, has_size = GENERATORS.get(stem, (None, lambda size: True))
     return tuple(f"{stem}-{size}" for size in range(first, last + 1) if has_size(size))
 
 
