@@ -111,9 +111,13 @@ def sample_load(stop: threading.Event, results: Path) -> None:
 
 def _curve(run_dir: Path) -> tuple[list[dict], dict]:
     """The run's evaluation rows, and its last row (how far it got)."""
-    rows = [json.loads(line) for line in metrics_text(run_dir).splitlines() if line.strip()]
-    rows = [r for r in rows if "time/elapsed_s" in r]
+    rows = [r for r in metrics_rows(run_dir) if "time/elapsed_s" in r]
     return [r for r in rows if "eval/team_return" in r], (rows[-1] if rows else {})
+
+
+def metrics_rows(run_dir: Path) -> list[dict]:
+    """The run's metrics.jsonl rows."""
+    return [json.loads(line) for line in metrics_text(run_dir).splitlines() if line.strip()]
 
 
 def metrics_text(run_dir: Path) -> str:
@@ -189,14 +193,9 @@ def report(write: bool, results: Path) -> str:
         lines.append(f"| {body_dir.name} | {len(curves)} | " + " | ".join(cells)
                      + f" | {PUBLISHED_1M.get(body_dir.name, '')} "
                      f"| {_brax_cell(results, body_dir.name)} |")
-    load_file = results / "load.jsonl"
-    loads = [json.loads(line)["load1"] for line in load_file.read_text().splitlines()] \
-        if load_file.exists() else []
-    load = f"load average during the runs {min(loads):.1f}-{max(loads):.1f}" if loads else ""
     table = "\n".join(lines)
-    text = (f"\n### Every bundled body: run of {dt.date.today()} ({platform.processor() or platform.machine()}, "
-            f"{os.cpu_count()} cores; {load})\n\n`python benchmarks/every_body.py report "
-            f"--results {results.relative_to(ROOT)}` "
+    text = (f"\n### Every bundled body: run of {dt.date.today()} ({host_and_load(results)})"
+            f"\n\n`python benchmarks/every_body.py report --results {shown(results)}` "
             "(runs: `python benchmarks/every_body.py run ...`, one core per run). Cells: "
             "eval team return, mean over seeds (min-max), mean forward velocity and episode "
             "length; '-' where not every seed got there. Brax: eval return of "
@@ -204,9 +203,30 @@ def report(write: bool, results: Path) -> str:
             "(its published settings for Brax's env of that name on the same MJCF), where "
             "a brax_TASK.json is in the results folder.\n\n" + table + "\n")
     if write:
-        with open(ROOT / "BENCHMARKS.md", "a") as f:
-            f.write(text)
+        append_to_benchmarks(text)
     return text
+
+
+def host_and_load(results: Path) -> str:
+    """"<cpu>, <n> cores; load average during the runs A-B" (from <results>/load.jsonl,
+    which `run` samples), for a report's heading."""
+    load_file = results / "load.jsonl"
+    loads = ([json.loads(line)["load1"] for line in load_file.read_text().splitlines()]
+             if load_file.exists() else [])
+    host = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+    return host + (f"; load average during the runs {min(loads):.1f}-{max(loads):.1f}"
+                   if loads else "")
+
+
+def shown(results: Path) -> Path:
+    """The results folder as a report's command line names it: relative to the repository
+    where it lies inside it."""
+    return results.relative_to(ROOT) if results.is_relative_to(ROOT) else results
+
+
+def append_to_benchmarks(text: str) -> None:
+    with open(ROOT / "BENCHMARKS.md", "a") as f:
+        f.write(text)
 
 
 def main() -> None:

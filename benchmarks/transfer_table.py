@@ -40,8 +40,6 @@ import argparse
 import dataclasses
 import datetime as dt
 import json
-import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -49,7 +47,14 @@ import threading
 import time
 from pathlib import Path
 
-from every_body import keep_records_only, metrics_text, sample_load  # beside this script
+from every_body import (  # beside this script
+    append_to_benchmarks,
+    host_and_load,
+    keep_records_only,
+    metrics_rows,
+    sample_load,
+    shown,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "transfer"
@@ -189,8 +194,8 @@ def _drop_shared_checkpoints(jobs, pending, running, family, results) -> None:
 
 
 def _evaluations(run_dir: Path) -> list[dict]:
-    rows = [json.loads(line) for line in metrics_text(run_dir).splitlines() if line.strip()]
-    return [row for row in rows if any(key.startswith("eval/team_return") for key in row)]
+    return [row for row in metrics_rows(run_dir)
+            if any(key.startswith("eval/team_return") for key in row)]
 
 
 def _summary(values: list[float | None], percent: bool) -> str:
@@ -242,19 +247,11 @@ def report(results: Path, write: bool) -> str:
                         f"| {setting} | {body} | {len(finals)} | "
                         f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
                         f"{_summary(finetune, False)} |")
-    shown = results.relative_to(ROOT) if results.is_relative_to(ROOT) else results
-    load_file = results / "load.jsonl"
-    loads = ([json.loads(line)["load1"] for line in load_file.read_text().splitlines()]
-             if load_file.exists() else [])
     text = (f"\n### Transfer within a family: report of {dt.date.today()} "
-            f"({platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-            + (f"; load average during the runs {min(loads):.1f}-{max(loads):.1f}" if loads
-               else "")
-            + f")\n\n`python benchmarks/transfer_table.py report --results "
-            f"{shown}`\n" + "\n".join(lines) + "\n")
+            f"({host_and_load(results)})\n\n`python benchmarks/transfer_table.py report "
+            f"--results {shown(results)}`\n" + "\n".join(lines) + "\n")
     if write:
-        with open(ROOT / "BENCHMARKS.md", "a") as f:
-            f.write(text)
+        append_to_benchmarks(text)
     return text
 
 
