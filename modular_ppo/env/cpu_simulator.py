@@ -20,6 +20,7 @@ import math
 import threading
 
 import jax
+import jax.custom_batching
 import jax.numpy as jnp
 import mujoco
 import numpy as np
@@ -121,38 +122,39 @@ class ThreadedSimulator:
         frame_skip substeps, float32, same leading shape."""
         return self._call(state, lambda batch: batch.step(nstep=self.frame_skip, stage=self._stage))
 
-    def forward(self, *state: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Like `step` without stepping: the derived fields of the given state, its
-        quaternions normalized (as MJX's kinematics and MuJoCo's integrator leave them)."""
-        return self._call(self._normalized(state), lambda batch: batch.forward(stage=self._stage))
-
-    def restart_where(self, done: np.ndarray, *fields: np.ndarray) -> tuple[np.ndarray, ...]:
-        """fields: STATE_FIELDS + DERIVED_FIELDS of a batch, then the fresh STATE_FIELDS.
-        Where `done`, the fresh state and its derived fields (`forward`); elsewhere the
-        batch's own fields, unchanged. Only the done environments are computed."""
-        count = len(STATE_FIELDS) + len(DERIVED_FIELDS)
-        current, fresh = fields[:count], fields[count:]
-        done = np.asarray(done, bool)
-        if not done.any():
-            return tuple(np.asarray(f, np.float32) for f in current)
-        ids = np.flatnonzero(done.ravel())
+    def start(
+        self, qpos: np.ndarray, qvel: np.ndarray, where: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        """Fresh states at (qpos, qvel) [..., nq / nv]: time, activations, warm start and
+        controls zero, quaternions normalized (as MJX's kinematics and MuJoCo's integrator
+        leave them). Returns STATE_FIELDS + DERIVED_FIELDS, float32, same leading shape.
+        With `where` (same leading shape), only those environments are computed; every
+        field of the others is zero."""
+        lead = np.shape(qpos)[:-1]
+        state = {name: np.zeros((*lead, *self.shapes[name])) for name in STATE_FIELDS}
+        state.update(qpos=self._normalized(qpos), qvel=qvel)
+        if where is None:
+            return self._call(tuple(state.values()), lambda batch: batch.forward(stage=self._stage))
+        where = np.asarray(where) > 0
+        if not where.any():
+            return tuple(np.zeros((*lead, *self.shapes[name]), np.float32)
+                         for name in STATE_FIELDS + DERIVED_FIELDS)
+        ids = np.flatnonzero(where.ravel())
         started = self._call(
-            self._normalized(fresh), lambda batch: batch.forward(ids=ids, stage=self._stage)
+            tuple(state.values()), lambda batch: batch.forward(ids=ids, stage=self._stage)
         )
         return tuple(
-            np.where(done.reshape(done.shape + (1,) * (new.ndim - done.ndim)), new, old)
+            np.where(where.reshape(lead + (1,) * (field.ndim - len(lead))), field, 0)
             .astype(np.float32)
-            for old, new in zip(current, started)
+            for field in started
         )
 
-    def _normalized(self, state: tuple[np.ndarray, ...]) -> list[np.ndarray]:
-        state = list(state)
-        qpos = np.array(state[STATE_FIELDS.index("qpos")], np.float64)
+    def _normalized(self, qpos: np.ndarray) -> np.ndarray:
+        qpos = np.array(qpos, np.float64)
         for start, size in self._quaternions:
             quat = qpos[..., start:start + size]
             qpos[..., start:start + size] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-        state[STATE_FIELDS.index("qpos")] = qpos
-        return state
+        return qpos
 
     def _call(self, state, run) -> tuple[np.ndarray, ...]:
         lead = np.shape(state[STATE_FIELDS.index("qpos")])[:-1]
@@ -185,6 +187,8 @@ class CpuPhysics:
             jax.ShapeDtypeStruct(self.simulator.shapes[name], jnp.float32)
             for name in STATE_FIELDS + DERIVED_FIELDS
         )
+        self._restart_where = jax.custom_batching.custom_vmap(self._started_where)
+        self._restart_where.def_vmap(self._restart_where_batched)
 
     @property
     def model(self):
@@ -193,27 +197,39 @@ class CpuPhysics:
 
     def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
         """A fresh state at (qpos, qvel); time, controls, activations, warm start zero."""
-        return self._callback(self.simulator.forward, *self._fresh(qpos, qvel))
+        return self._callback(self.simulator.start, qpos, qvel)
 
     def restart_where(
         self, done: Bool[Array, ""], data: CpuData, qpos: Float[Array, "nq"],
         qvel: Float[Array, "nv"],
     ) -> CpuData:
-        """`start(qpos, qvel)` where `done`, else `data`; only done environments are
-        computed by the simulator."""
-        current = [getattr(data, name) for name in STATE_FIELDS + DERIVED_FIELDS]
-        return self._callback(
-            self.simulator.restart_where, done, *current, *self._fresh(qpos, qvel)
+        """`start(qpos, qvel)` where `done`, else `data`. Under vmap, the simulator is
+        called only on steps where some environment is done, and starts only those: most
+        steps end no episode, and a host call costs as much as a fifth of MuJoCo's step."""
+        return self._restart_where(done, data, qpos, qvel)
+
+    def _started_where(self, done: Array, data: CpuData, qpos: Array, qvel: Array) -> CpuData:
+        started = self._callback(self.simulator.start, qpos, qvel, done)
+        return jax.tree.map(lambda new, old: jnp.where(done, new, old), started, data)
+
+    def _restart_where_batched(self, size: int, batched, done, data, qpos, qvel):
+        """The vmap rule of `restart_where`: one host call for the batch, made only if any
+        environment is done."""
+        done, data, qpos, qvel = jax.tree.map(
+            lambda x, is_batched: x if is_batched else jnp.broadcast_to(x, (size, *x.shape)),
+            (done, data, qpos, qvel), tuple(batched),
         )
+        restarted = jax.lax.cond(
+            jnp.any(done),
+            lambda: jax.vmap(self._started_where)(done, data, qpos, qvel),
+            lambda: data,
+        )
+        return restarted, jax.tree.map(lambda _: True, restarted)
 
     def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
         """`frame_skip` physics steps holding `ctrl`."""
         state = {name: getattr(data, name) for name in STATE_FIELDS}
         return self._callback(self.simulator.step, *{**state, "ctrl": ctrl}.values())
-
-    def _fresh(self, qpos: Array, qvel: Array) -> list[Array]:
-        zeros = {name: jnp.zeros(self.simulator.shapes[name]) for name in STATE_FIELDS}
-        return list({**zeros, "qpos": qpos, "qvel": qvel}.values())
 
     def _callback(self, host_function, *inputs: Array) -> CpuData:
         outputs = jax.pure_callback(

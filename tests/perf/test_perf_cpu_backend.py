@@ -164,6 +164,28 @@ def test_single_and_batched_calls_step_alike(stock_ant):
     np.testing.assert_array_equal(stepped.data.qpos, states.data.qpos[0, 0])
 
 
+def test_the_simulator_starts_only_the_environments_whose_episode_ended():
+    """Restarts cost a host call: one is made only on steps where some env is done, and
+    computes only those envs."""
+    env = make_env(load_body("ant-modular"), CONFIG, "cpu")
+    simulator, calls = env.physics.simulator, []
+    start = simulator.start
+
+    def counted_start(qpos, qvel, where=None):
+        calls.append(None if where is None else np.asarray(where) > 0)
+        return start(qpos, qvel, where)
+
+    simulator.start = counted_start
+    _, states = _rollout(env, _actions(env, seed=2))
+    ended = [done > 0 for done in states.done if done.any()]
+    # The reset starts every env; env 1 terminates at step 0, and each env is truncated
+    # after episode_length steps of its own.
+    assert 0 < len(ended) < N_STEPS
+    assert calls[0] is None and len(calls) == 1 + len(ended)
+    for made, expected in zip(calls[1:], ended):
+        np.testing.assert_array_equal(made, expected)
+
+
 def test_backend_choice_and_errors():
     body = load_body("ant-modular")
     with pytest.raises(EnvError, match="no mjx.Model; use env.body.model"):
