@@ -27,9 +27,9 @@ import platform
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
+
+from pinned_runs import run_pinned  # beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "every_body"
@@ -50,24 +50,12 @@ PUBLISHED_1M = {
 
 def run(bodies: list[str], seeds: list[int], total_steps: int, minutes: float,
         cores: list[int], extra: list[str], results: Path) -> None:
-    jobs = [(body, seed) for body in bodies for seed in seeds]
-    free = list(cores)
-    running: list[tuple[subprocess.Popen, int, Path]] = []
-    stop = threading.Event()
-    threading.Thread(target=sample_load, args=(stop, results), daemon=True).start()
-    while jobs or running:
-        for proc, core, run_dir in list(running):
-            if proc.poll() is not None:
-                running.remove((proc, core, run_dir))
-                free.append(core)
-                keep_records_only(run_dir)
-        while jobs and free:
-            body, seed = jobs.pop(0)
-            core = free.pop(0)
-            proc = _start(body, seed, total_steps, minutes, core, extra, results)
-            running.append((proc, core, results / body / f"seed{seed}"))
-        time.sleep(5)
-    stop.set()
+    run_pinned(
+        [(body, seed) for body in bodies for seed in seeds], cores, results,
+        start=lambda job, core: _start(*job, total_steps, minutes, core, extra, results),
+        ended=lambda job, returncode, busy: keep_records_only(
+            results / job[0] / f"seed{job[1]}"),
+    )
 
 
 def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
@@ -99,14 +87,6 @@ def keep_records_only(run_dir: Path) -> None:
     if metrics.exists():
         (run_dir / "metrics.jsonl.gz").write_bytes(gzip.compress(metrics.read_bytes(), 9))
         metrics.unlink()
-
-
-def sample_load(stop: threading.Event, results: Path) -> None:
-    results.mkdir(parents=True, exist_ok=True)
-    with open(results / "load.jsonl", "a") as f:
-        while not stop.wait(30):
-            f.write(json.dumps({"time": time.time(), "load1": os.getloadavg()[0]}) + "\n")
-            f.flush()
 
 
 def _curve(run_dir: Path) -> tuple[list[dict], dict]:

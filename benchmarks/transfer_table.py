@@ -43,8 +43,6 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 from every_body import (  # beside this script
@@ -52,9 +50,9 @@ from every_body import (  # beside this script
     host_and_load,
     keep_records_only,
     metrics_rows,
-    sample_load,
     shown,
 )
+from pinned_runs import run_pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "transfer"
@@ -134,35 +132,22 @@ def jobs_for(family: str, archs: list[str], morphologies: list[str], seeds: list
 def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
     pending = [job for job in jobs if not job.finished(results, family)]
     print(f"{len(jobs) - len(pending)} of {len(jobs)} runs already done", flush=True)
-    free = list(cores)
-    running: list[tuple[subprocess.Popen, int, Job]] = []
-    stop = threading.Event()
-    threading.Thread(target=sample_load, args=(stop, results), daemon=True).start()
-    while pending or running:
-        for proc, core, job in list(running):
-            if proc.poll() is None:
-                continue
-            running.remove((proc, core, job))
-            free.append(core)
-            if proc.returncode != 0:
-                print(f"failed ({proc.returncode}): {job.kind} {job.body} seed {job.seed}",
-                      flush=True)
-            run_dir = job.run_dir(results, family)
-            if run_dir is not None and not job.kind.startswith("family"):
-                keep_records_only(run_dir)
-        busy = pending + [job for _, _, job in running]
-        for job in [j for j in pending if j.source is not None]:
-            if job.source not in busy and not job.source.finished(results, family):
-                pending.remove(job)  # its shared run failed: nothing to fine-tune from
-        for job in [j for j in pending if j.source is None or j.source not in busy]:
-            if not free:
-                break
-            pending.remove(job)
-            core = free.pop(0)
-            running.append((_start(job, family, core, results), core, job))
-        _drop_shared_checkpoints(jobs, pending, running, family, results)
-        time.sleep(5)
-    stop.set()
+
+    def ready(job: Job, busy: list[Job]) -> bool | None:
+        if job.source is None or job.source in busy:
+            return job.source is None
+        return True if job.source.finished(results, family) else None  # None: it failed
+
+    def ended(job: Job, returncode: int, busy: list[Job]) -> None:
+        if returncode != 0:
+            print(f"failed ({returncode}): {job.kind} {job.body} seed {job.seed}", flush=True)
+        run_dir = job.run_dir(results, family)
+        if run_dir is not None and not job.kind.startswith("family"):
+            keep_records_only(run_dir)
+        _drop_shared_checkpoints(jobs, busy, family, results)
+
+    run_pinned(pending, cores, results, start=lambda job, core: _start(job, family, core, results),
+               ready=ready, ended=ended)
 
 
 def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
@@ -181,10 +166,10 @@ def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
-def _drop_shared_checkpoints(jobs, pending, running, family, results) -> None:
+def _drop_shared_checkpoints(jobs: list[Job], busy: list[Job], family: str,
+                             results: Path) -> None:
     """A finished shared run keeps config.json, metrics and eval.json only, once no
-    fine-tuned run needs its checkpoint any more."""
-    busy = pending + [job for _, _, job in running]
+    fine-tuned run still pending or running needs its checkpoint."""
     for job in jobs:
         if (job.kind.startswith("family") and job.finished(results, family)
                 and all(other.source is not job for other in busy)):
