@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import platform
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from modular_ppo.runs.config import TrainRunConfig, config_from_json, config_to_
 from modular_ppo.runs.errors import EnvRewardError, RenderError, RunConfigError, RunDirError
 from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.run_dir import CHECKPOINT_DIR, VIDEO_DIR, existing_run_dir, read_run_record
+from modular_ppo.runs.versions import versions
 
 
 MODULE_HEADROOM = 2.0
@@ -100,11 +100,7 @@ class Run:
             "action_sizes": self._per_body(
                 {name: env.action_sizes for name, env in envs.items()}),
             "parameters": count_parameters(network),
-            "versions": {
-                "python": platform.python_version(),
-                "jax": jax.__version__,
-                "devices": [str(d) for d in jax.devices()],
-            },
+            "versions": versions(),
         }
 
     def evaluator(self, config: EvalConfig) -> Callable[[TrainingState, Any], dict[str, float]]:

@@ -1,0 +1,55 @@
+"""What code a run ran: library versions, JAX devices, and modular_ppo's own git commit.
+
+Two runs with the same config and seed give the same metrics, bit for bit, only on the same
+code: config.json records the commit, and whether tracked files differed from it (a run
+started from a working tree being edited is not reproducible from the commit alone).
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import jax
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+LIBRARIES = ("jax", "flax", "optax", "mujoco", "mujoco-mjx")
+
+
+def versions(package_dir: Path = PACKAGE_DIR) -> dict[str, Any]:
+    """{"python", each of LIBRARIES (None where not installed), "devices", "modular_ppo":
+    {"commit", "modified"}} with commit and modified None outside a git checkout."""
+    libraries = {}
+    for name in LIBRARIES:
+        try:
+            libraries[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            libraries[name] = None
+    return {
+        "python": platform.python_version(),
+        **libraries,
+        "devices": [str(d) for d in jax.devices()],
+        "modular_ppo": git_state(package_dir),
+    }
+
+
+def git_state(directory: Path) -> dict[str, Any]:
+    """{"commit": HEAD's hash, "modified": whether tracked files differ from it}, both None
+    where `directory` is not in a git checkout (or git is missing)."""
+    commit = _git(directory, "rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "modified": None}
+    changes = _git(directory, "status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "modified": None if changes is None else bool(changes)}
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
