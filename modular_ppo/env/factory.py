@@ -27,7 +27,8 @@ def make_env(
     backend: "mjx" (MuJoCo MJX, in JAX), "cpu" (MuJoCo's C simulator on a thread pool,
     see cpu_backend.py), "warp" (MJX's MuJoCo Warp implementation, NVIDIA GPUs, see
     warp_physics.py) or "auto" (`default_backend`: "cpu" when JAX runs on CPU and the body
-    allows it, else "mjx"). nthread: threads of the CPU backend (0: one per core).
+    allows it, else "mjx"). nthread: threads of the CPU backend (0: one per core the
+    process may run on).
     """
     if backend not in BACKENDS:
         raise EnvError(f"backend = {backend!r}; use \"auto\", \"mjx\", \"cpu\" or \"warp\".")

@@ -8,6 +8,8 @@ touch the floor. So the MJX comparison runs the ant with a converged solver, and
 stock ant is checked against MuJoCo's own mj_step.
 """
 
+import os
+
 import jax
 import jax.numpy as jnp
 import mujoco
@@ -184,6 +186,19 @@ def test_the_simulator_starts_only_the_environments_whose_episode_ended():
     assert calls[0] is None and len(calls) == 1 + len(ended)
     for made, expected in zip(calls[1:], ended):
         np.testing.assert_array_equal(made, expected)
+
+
+def test_batches_step_on_one_thread_per_core_the_process_may_use(monkeypatch):
+    """A process pinned to one core (`taskset -c 0`) steps on one thread, not one per core
+    of the machine."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    env = make_env(load_body("hopper-modular"), CONFIG, "cpu")
+    assert env.physics.simulator._batch(4).nthread == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    env = make_env(load_body("hopper-modular"), CONFIG, "cpu")
+    assert env.physics.simulator._batch(4).nthread == 3
+    assert make_env(load_body("hopper-modular"), CONFIG, "cpu", nthread=2).physics.simulator \
+        ._batch(4).nthread == 2
 
 
 def test_backend_choice_and_errors():
