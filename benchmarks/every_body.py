@@ -3,7 +3,7 @@
 
     python benchmarks/every_body.py run --bodies hopper-modular walker2d-modular --seeds 0 1 2 \
         --total-steps 1000000 --minutes 20 --cores 0 1
-    python benchmarks/every_body.py report          # table to stdout and BENCHMARKS.md
+    python benchmarks/every_body.py report          # table to stdout; --write: BENCHMARKS.md too
 
 `run` trains each (body, seed) with `cli.py train --body BODY --seed SEED` (nothing else
 changed: the body's own task and PPO preset), one process per core given (`taskset`),
@@ -220,7 +220,8 @@ def main() -> None:
     run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
     run_parser.add_argument("extra", nargs="*", help="more cli.py train flags, after --")
     report_parser = sub.add_parser("report")
-    report_parser.add_argument("--no-write", action="store_true")
+    report_parser.add_argument("--write", action="store_true",
+                               help="also append the table to BENCHMARKS.md")
     for sub_parser in (run_parser, report_parser):
         sub_parser.add_argument("--results", type=Path, default=RESULTS,
                                 help="folder of the run directories")
@@ -230,7 +231,7 @@ def main() -> None:
         run(args.bodies, args.seeds, args.total_steps, args.minutes, args.cores, args.extra,
             results)
     else:
-        print(report(not args.no_write, results))
+        print(report(args.write, results))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """What code a run ran: library versions, JAX devices, and modular_ppo's own git commit.
 
 Two runs with the same config and seed give the same metrics, bit for bit, only on the same
-code: config.json records the commit, and whether tracked files differed from it (a run
-started from a working tree being edited is not reproducible from the commit alone).
+code: config.json records the commit, and whether the code's tracked files (the package and
+the bundled bodies) differed from it (a run started from a working tree being edited is not
+reproducible from the commit alone; changed docs or benchmark results do not count).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from typing import Any
 import jax
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
+CODE_DIRS = (PACKAGE_DIR, PACKAGE_DIR.parent / "bodies")
+"""What a run's code is: the package and the bundled bodies' MJCF files."""
 LIBRARIES = ("jax", "flax", "optax", "mujoco", "mujoco-mjx")
 
 
-def versions(package_dir: Path = PACKAGE_DIR) -> dict[str, Any]:
+def versions() -> dict[str, Any]:
     """{"python", each of LIBRARIES (None where not installed), "devices", "modular_ppo":
     {"commit", "modified"}} with commit and modified None outside a git checkout."""
     libraries = {}
@@ -32,17 +35,19 @@ def versions(package_dir: Path = PACKAGE_DIR) -> dict[str, Any]:
         "python": platform.python_version(),
         **libraries,
         "devices": [str(d) for d in jax.devices()],
-        "modular_ppo": git_state(package_dir),
+        "modular_ppo": git_state(*CODE_DIRS),
     }
 
 
-def git_state(directory: Path) -> dict[str, Any]:
-    """{"commit": HEAD's hash, "modified": whether tracked files differ from it}, both None
-    where `directory` is not in a git checkout (or git is missing)."""
+def git_state(directory: Path, *more: Path) -> dict[str, Any]:
+    """{"commit": HEAD's hash, "modified": whether tracked files under `directory` (and the
+    folders `more`) differ from it}, both None where `directory` is not in a git checkout
+    (or git is missing)."""
     commit = _git(directory, "rev-parse", "HEAD")
     if commit is None:
         return {"commit": None, "modified": None}
-    changes = _git(directory, "status", "--porcelain", "--untracked-files=no")
+    paths = [str(path) for path in (directory, *more) if path.exists()]
+    changes = _git(directory, "status", "--porcelain", "--untracked-files=no", "--", *paths)
     return {"commit": commit, "modified": None if changes is None else bool(changes)}
 
 
