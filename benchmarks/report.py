@@ -6,8 +6,9 @@ import datetime
 import importlib.metadata
 import os
 import platform
-import subprocess
 from pathlib import Path
+
+from modular_ppo.runs.versions import CODE_DIRS, git_state
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "mujoco", "mujoco-mjx", "brax", "numpy")
@@ -43,10 +44,12 @@ def _memory_gib() -> float:
 
 
 def _git_revision() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout
-    dirty = " (with uncommitted changes)" if git("status", "--porcelain").strip() else ""
-    return git("rev-parse", "--short", "HEAD").strip() + dirty
+    """The commit the benchmarked code is at, as config.json records a run's."""
+    state = git_state(*CODE_DIRS)
+    if state["commit"] is None:
+        return "unknown (not a git checkout)"
+    return state["commit"][:7] + (" (with uncommitted changes to the code)"
+                                  if state["modified"] else "")
 
 
 def environment_facts() -> dict:
