@@ -93,7 +93,7 @@ class ThreadedSimulator:
     ):
         """nthread: threads stepping a batch; 0: one per core this process may run on (a
         process pinned to one core with `taskset` gets one thread: a second thread on the
-        same core costs 4-5% of the stepping and gains nothing). contact_forces: compute
+        same core costs 4-8% of the stepping and gains nothing). contact_forces: compute
         cfrc_ext (the model must have a sensor that needs it, see
         `with_contact_force_probe`)."""
         self.model = model
