@@ -169,7 +169,7 @@ def test_cli_refuses_a_bad_task_annotation_and_writes_nothing(tmp_path):
 def test_a_file_names_its_ppo_preset():
     body = _body('<text name="modular_ppo:ppo_preset" data="gamma=0.99; n_epochs = 8"/>')
     assert body.ppo_preset == {"gamma": "0.99", "n_epochs": "8"}
-    assert load_body("hopper-modular").ppo_preset == {
+    assert load_body("halfcheetah-modular").ppo_preset == {
         "gamma": "0.99", "n_epochs": "10", "n_minibatches": "16"}
     assert load_body("ant-modular").ppo_preset == {}
     with pytest.raises(BodyGraphError, match='"gamma" is not "field=value"'):

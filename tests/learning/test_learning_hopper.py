@@ -1,9 +1,7 @@
 """PPO learns to hop: hopper-modular with its standard task (Gymnasium Hopper-v5: forward
 velocity, alive bonus, control cost 1e-3, reset noise 5e-3) and the CLI's CPU settings with
 gamma 0.99 (separate MLPs, 64 envs x 32 steps, 4 epochs x 4 minibatches, team advantage:
-the hopper's preset when the figures below were measured; the body's preset has since added
-10 epochs x 16 minibatches, which the test leaves out so that these figures, the broken
-builds' included, still hold), on the CPU backend; deterministic evaluation of 16 episodes
+the hopper's preset), on the CPU backend; deterministic evaluation of 16 episodes
 of up to 1000 steps.
 
 The return alone does not tell learning apart: an untrained network's near-constant action

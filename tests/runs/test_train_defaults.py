@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_bodys_preset_sets_the_defaults_of_its_runs():
-    assert train_defaults("hopper-modular").ppo == with_preset(
+    assert train_defaults("halfcheetah-modular").ppo == with_preset(
         default_ppo_config(), {"gamma": "0.99", "n_epochs": "10", "n_minibatches": "16"},
-        "hopper")
-    ppo = train_defaults("hopper-modular").ppo
+        "halfcheetah")
+    ppo = train_defaults("halfcheetah-modular").ppo
     assert (ppo.gamma, ppo.n_epochs, ppo.n_minibatches) == (0.99, 10, 16)
     assert train_defaults("ant-modular") == TrainRunConfig()
     assert train_defaults("hopper-modular,walker2d-modular") == TrainRunConfig()
@@ -49,7 +49,7 @@ def test_bad_presets_name_the_file_and_the_fix(preset, message):
 
 def test_the_cli_refuses_a_bad_preset_before_parsing(tmp_path):
     xml = tmp_path / "hopper.xml"
-    xml.write_text(load_body("hopper-modular").xml.replace('data="gamma=0.99;', 'data="gama=0.99;'))
+    xml.write_text(load_body("hopper-modular").xml.replace('data="gamma=0.99"', 'data="gama=0.99"'))
     runs = tmp_path / "runs"
     result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "train", "--body", str(xml),
                              "--runs-root", str(runs)], capture_output=True, text=True, timeout=300)
