@@ -1,6 +1,6 @@
-"""Where a mixed-body iteration's extra time goes (issue 16): process CPU ms per iteration of
-each body's rollout and of the update, mixed against each body alone with the same network;
-then each body's env stepped alone at 32 and 64 envs (zero actions), and MuJoCo's batch with
+"""Where a mixed-body iteration's extra time goes (issue 16): wall and process CPU ms per
+training iteration, and CPU ms of each body's rollout, mixed against each body alone with the
+same network (the runs timed in interleaved rounds, so load changes fall on all alike); then each body's env stepped alone at 32 and 64 envs (zero actions), and MuJoCo's batch with
 one thread against the default.
 
     taskset -c 1 python benchmarks/mixed_body_profile.py                # centipede-4,centipede-6
@@ -36,31 +36,82 @@ def cpu_ms(call, repeats: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def iteration_profile(body: str, network: NetworkConfig) -> NetworkConfig:
-    """Prints CPU ms of train_step and of each body's collect_rollout; returns the network
-    config the run resolved (max sizes), for the single-body runs to share."""
+@dataclasses.dataclass
+class Timed:
+    """A compiled function of the training state and its timings (ms per call)."""
+
+    call: object
+    wall: list[float] = dataclasses.field(default_factory=list)
+    cpu: list[float] = dataclasses.field(default_factory=list)
+
+    def time_once(self, state):
+        wall, cpu = time.perf_counter(), time.process_time()
+        out = jax.block_until_ready(self.call(state))
+        self.cpu.append((time.process_time() - cpu) * 1e3)
+        self.wall.append((time.perf_counter() - wall) * 1e3)
+        return out
+
+
+@dataclasses.dataclass
+class Profiled:
+    """One run's compiled training step and each body's compiled rollout, at a state one
+    step into training."""
+
+    name: str
+    steps_per_iteration: int
+    state: object
+    step: Timed
+    rollouts: dict[str, Timed]
+    network: NetworkConfig
+    """The network config the run resolved (max sizes), for the single-body runs to share."""
+
+
+def profiled_run(body: str, network: NetworkConfig) -> Profiled:
     config = TrainRunConfig(body=body, network=network, ppo=dataclasses.replace(
         default_ppo_config("cpu"), total_steps=10**6))
     run = build_run(config)
     ppo = run.config.ppo
     step = train_step.lower(run.groups, ppo, run.state).compile()
-    holder = {"state": jax.block_until_ready(step(run.state)[0])}
+    state = jax.block_until_ready(step(run.state)[0])
     rollouts = {
-        g.name: jax.jit(lambda s, g=g: collect_rollout(
+        g.name: Timed(jax.jit(lambda s, g=g: collect_rollout(
             g.env, g.graphdef, s.network_state(g.name), s.groups[g.name].env_state,
-            s.groups[g.name].recurrent, ppo.rollout_length)[3]).lower(holder["state"]).compile()
+            s.groups[g.name].recurrent, ppo.rollout_length)[3]).lower(state).compile())
         for g in run.groups
     }
+    return Profiled(body, ppo.steps_per_iteration * ppo.iterations_per_call, state,
+                    Timed(lambda s: step(s)[0]), rollouts, run.config.network)
 
-    def iterate():
-        holder["state"] = jax.block_until_ready(step(holder["state"])[0])
 
-    total = cpu_ms(iterate, 15)
-    rollout = {name: cpu_ms(lambda r=r: jax.block_until_ready(r(holder["state"])), 15)
-               for name, r in rollouts.items()}
-    print(f"| {body} | " + " + ".join(f"{v:.0f}" for v in rollout.values())
-          + f" | {total - sum(rollout.values()):.0f} | {total:.0f} |", flush=True)
-    return run.config.network
+def interleaved_rounds(runs: list[Profiled], rounds: int) -> None:
+    """Each round times one training step of every run in turn (then each body's rollout
+    alone), so a change of load during the measurement falls on every run alike. The
+    training steps always continue from the state the previous one returned."""
+    for _ in range(rounds):
+        for run in runs:
+            run.state = run.step.time_once(run.state)
+            for rollout in run.rollouts.values():
+                rollout.time_once(run.state)
+
+
+def profile_table(runs: list[Profiled]) -> None:
+    median = statistics.median
+    print("| CPU ms per iteration | rollout(s) | update | total | wall ms | env-steps/s (wall) |\n"
+          "|---|---|---|---|---|---|")
+    for run in runs:
+        rollouts = [median(r.cpu) for r in run.rollouts.values()]
+        total, wall = median(run.step.cpu), median(run.step.wall)
+        print(f"| {run.name} | " + " + ".join(f"{v:.0f}" for v in rollouts)
+              + f" | {total - sum(rollouts):.0f} | {total:.0f} | {wall:.0f} | "
+              f"{run.steps_per_iteration / wall * 1e3:,.0f} |", flush=True)
+    mixed, single = runs[0], runs[1:]
+    for clock in ("wall", "cpu"):
+        speed = {run.name: run.steps_per_iteration / median(getattr(run.step, clock))
+                 for run in runs}
+        alone = [speed[run.name] for run in single]
+        print(f"\nmixed / mean of the single-body runs ({clock} clock): "
+              f"{speed[mixed.name] / statistics.mean(alone):.3f}; / harmonic mean: "
+              f"{speed[mixed.name] / statistics.harmonic_mean(alone):.3f}")
 
 
 def env_stepping(name: str, n_envs: int) -> float:
@@ -96,12 +147,18 @@ def mujoco_step_ms(name: str, n_envs: int, nthread: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bodies", default="centipede-4,centipede-6")
+    parser.add_argument("--rounds", type=int, default=30,
+                        help="interleaved rounds of one training step of every run")
+    parser.add_argument("--steps-only", action="store_true",
+                        help="only the training steps, not the env stepping and thread counts")
     args = parser.parse_args()
     bodies = args.bodies.split(",")
-    print("| CPU ms per iteration | rollout(s) | update | total |\n|---|---|---|---|")
-    padded = iteration_profile(args.bodies, NetworkConfig(arch="shared"))
-    for body in bodies:
-        iteration_profile(body, padded)
+    mixed = profiled_run(args.bodies, NetworkConfig(arch="shared"))
+    runs = [mixed, *(profiled_run(body, mixed.network) for body in bodies)]
+    interleaved_rounds(runs, args.rounds)
+    profile_table(runs)
+    if args.steps_only:
+        return
     print("\n| env, zero actions | CPU ms per 32 steps, 32 envs | 64 envs |\n|---|---|---|")
     for body in bodies:
         print(f"| {body} | {env_stepping(body, 32):.1f} | {env_stepping(body, 64):.1f} |",
