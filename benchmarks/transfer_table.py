@@ -5,9 +5,10 @@ held-out members and fine-tuned on them, against a specialist trained on each he
         --morphology none policy_and_value --seeds 0 1 2 --cores 0 1
     python benchmarks/transfer_table.py report      # stdout; --write appends to BENCHMARKS.md
 
-For each family, seed and network setting (architecture x morphology features):
-- shared: `cli.py train --body TRAIN --held-out H1 H2 --arch A --morphology M --seed S
-  --ppo.total-steps N`, evaluated every N/8 steps on its bodies and zero-shot on each
+For each family, seed and network setting (architecture x morphology features x module
+identity, `--identity index none`: whether tokens carry the module's index one-hot):
+- shared: `cli.py train --body TRAIN --held-out H1 H2 --arch A --morphology M
+  --module-identity I --seed S --ppo.total-steps N`, evaluated every N/8 steps on its bodies and zero-shot on each
   held-out body (`--held-out`: the current parameters, the normalizer warmed up by the policy
   acting on the body, no training on it);
 - fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
@@ -21,8 +22,8 @@ Every run also gets the family's own flags (FAMILIES) and `--eval.n-envs 16 --no
 the shared run it fine-tunes from has finished; a run whose directory already holds its
 final evaluation (eval.json) is skipped, so the table fills over several sessions. Run
 directories go under benchmarks/results/transfer/<family>/<kind>/<body>/seed<S> (kind:
-family-<setting>, finetune-<setting>, specialist) with
-config.json, metrics.jsonl (gzipped), eval.json and the log; checkpoints are dropped, a
+family-<setting>, finetune-<setting> or specialist; setting: <arch>-<morphology>, with
+"-noindex" for --identity none) with config.json, metrics.jsonl (gzipped), eval.json and the log; checkpoints are dropped, a
 shared run's once its fine-tuned runs are done. The load average is sampled every 30 s into
 <results>/load.jsonl.
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import itertools
 import json
 import shutil
 import subprocess
@@ -109,23 +111,28 @@ class Job:
         return run_dir is not None and (run_dir / "eval.json").exists()
 
 
-def jobs_for(family: str, archs: list[str], morphologies: list[str], seeds: list[int],
-             steps: int) -> list[Job]:
+def setting_flags(arch: str, morphology: str, identity: str) -> tuple[str, list[str]]:
+    """A network setting's name, "<arch>-<morphology>" ("-noindex" added where modules get
+    no index one-hot), and its cli.py flags."""
+    name = f"{arch}-{morphology}" + ("" if identity == "index" else "-noindex")
+    return name, ["--arch", arch, "--morphology", morphology, "--module-identity", identity]
+
+
+def jobs_for(family: str, archs: list[str], morphologies: list[str], identities: list[str],
+             seeds: list[int], steps: int) -> list[Job]:
     spec = FAMILIES[family]
     common = ["--ppo.total-steps", str(steps), "--eval-every-steps", str(steps // 8),
               "--eval.n-envs", "16", "--no-video", *spec.flags]
     jobs = []
     for seed in seeds:
         jobs += [Job("specialist", body, seed, common) for body in spec.held_out]
-        for arch in archs:
-            for morphology in morphologies:
-                setting = f"{arch}-{morphology}"
-                shared = Job(f"family-{setting}", spec.train, seed,
-                             [*common, "--arch", arch, "--morphology", morphology,
-                              "--held-out", *spec.held_out])
-                jobs.append(shared)
-                jobs += [Job(f"finetune-{setting}", body, seed, common, source=shared)
-                         for body in spec.held_out]
+        for arch, morphology, identity in itertools.product(archs, morphologies, identities):
+            setting, network = setting_flags(arch, morphology, identity)
+            shared = Job(f"family-{setting}", spec.train, seed,
+                         [*common, *network, "--held-out", *spec.held_out])
+            jobs.append(shared)
+            jobs += [Job(f"finetune-{setting}", body, seed, common, source=shared)
+                     for body in spec.held_out]
     return jobs
 
 
@@ -202,8 +209,8 @@ def report(results: Path, write: bool) -> str:
         if not settings:
             continue
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
-                  "| setting (arch-morphology) | held-out body | seeds | specialist's final "
-                  "return | zero-shot / specialist | fine-tuning steps to the specialist's "
+                  "| setting (arch-morphology[-noindex]) | held-out body | seeds | specialist's "
+                  "final return | zero-shot / specialist | fine-tuning steps to the specialist's "
                   "final / N |", "|---|---|---|---|---|---|"]
         for setting in settings:
             for body in spec.held_out:
@@ -249,6 +256,9 @@ def main() -> None:
                             choices=["shared", "graph", "attention"])
     run_parser.add_argument("--morphology", nargs="+", default=["none"],
                             choices=["none", "value", "policy_and_value"])
+    run_parser.add_argument("--identity", nargs="+", default=["index"], choices=["index", "none"],
+                            help="--module-identity of the shared runs (none: no index one-hot; "
+                                 "the setting's name gets -noindex)")
     run_parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     run_parser.add_argument("--steps", type=int, default=2_000_000,
                             help="env steps of every run (N)")
@@ -260,7 +270,8 @@ def main() -> None:
     args = parser.parse_args()
     results = args.results.resolve()
     if args.command == "run":
-        jobs = jobs_for(args.family, args.arch, args.morphology, args.seeds, args.steps)
+        jobs = jobs_for(args.family, args.arch, args.morphology, args.identity, args.seeds,
+                        args.steps)
         run(args.family, jobs, args.cores, results)
     print(report(results, write=args.command == "report" and args.write))
 

@@ -13,22 +13,30 @@ import transfer_table  # noqa: E402
 
 
 def test_a_family_gets_specialists_a_shared_run_and_fine_tuning_from_it():
-    jobs = transfer_table.jobs_for("centipede", ["graph"], ["value"], [3], steps=800_000)
+    jobs = transfer_table.jobs_for("centipede", ["graph"], ["value"], ["index", "none"], [3],
+                                   steps=800_000)
     kinds = [(job.kind, job.body) for job in jobs]
     assert kinds == [
         ("specialist", "centipede-8"), ("specialist", "centipede-10"),
         ("family-graph-value", "centipede-3..7"),
         ("finetune-graph-value", "centipede-8"), ("finetune-graph-value", "centipede-10"),
+        ("family-graph-value-noindex", "centipede-3..7"),
+        ("finetune-graph-value-noindex", "centipede-8"),
+        ("finetune-graph-value-noindex", "centipede-10"),
     ]
-    shared = jobs[2]
-    assert shared.flags[-7:] == ["--arch", "graph", "--morphology", "value", "--held-out",
-                                 "centipede-8", "centipede-10"]
-    assert all(job.source is shared for job in jobs[3:])
+    shared, shared_noindex = jobs[2], jobs[5]
+    assert shared.flags[-9:] == ["--arch", "graph", "--morphology", "value", "--module-identity",
+                                 "index", "--held-out", "centipede-8", "centipede-10"]
+    assert shared_noindex.flags[-9:-3] == ["--arch", "graph", "--morphology", "value",
+                                           "--module-identity", "none"]
+    assert all(job.source is shared for job in jobs[3:5])
+    assert all(job.source is shared_noindex for job in jobs[6:])
     assert all(job.source is None and "--arch" not in job.flags for job in jobs[:2])
     for job in jobs:
         assert job.seed == 3
         assert job.flags[:4] == ["--ppo.total-steps", "800000", "--eval-every-steps", "100000"]
-    walker = transfer_table.jobs_for("walker2d", ["shared"], ["none"], [0], steps=800_000)
+    walker = transfer_table.jobs_for("walker2d", ["shared"], ["none"], ["index"], [0],
+                                     steps=800_000)
     assert all(" ".join(job.flags).count("--ppo.gamma 0.99") == 1 for job in walker)
 
 
