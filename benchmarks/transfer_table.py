@@ -29,7 +29,9 @@ shared run's once its fine-tuned runs are done. The load average is sampled ever
 
 `report` prints, per family and setting, for each held-out body (mean over the seeds that
 have every run, min-max): the zero-shot team return at the end of shared training as a
-fraction of the specialist's final return, and the env steps the fine-tuned run took to
+fraction of the specialist's final return, beside the same fraction at the shared run's
+first evaluation (after one iteration: what a network that has learned nothing yet gets on
+the held-out body, mostly by standing), and the env steps the fine-tuned run took to
 first reach the specialist's final return as a fraction of N ("not within N" where a seed's
 did not). Targets (issue 16): zero-shot >= 75% on centipede-8 and >= 60% on the second
 family's held-out bodies; fine-tuning within 1/3 of the specialist's steps.
@@ -210,11 +212,11 @@ def report(results: Path, write: bool) -> str:
             continue
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
                   "| setting (arch-morphology[-noindex]) | held-out body | seeds | specialist's "
-                  "final return | zero-shot / specialist | fine-tuning steps to the specialist's "
-                  "final / N |", "|---|---|---|---|---|---|"]
+                  "final return | zero-shot / specialist | untrained (first evaluation) / specialist | "
+                  "fine-tuning steps to the specialist's final / N |", "|---|---|---|---|---|---|---|"]
         for setting in settings:
             for body in spec.held_out:
-                zero_shot, finetune, finals = [], [], []
+                zero_shot, untrained, finetune, finals = [], [], [], []
                 for seed in sorted({int(p.name.removeprefix("seed")) for p in
                                     (results / family).glob("*/*/*/seed*")}):
                     trained, tuned, specialist = (
@@ -228,6 +230,7 @@ def report(results: Path, write: bool) -> str:
                     key = f"eval/team_return/{body}"
                     held = [row[key] for row in _evaluations(trained) if key in row]
                     zero_shot.append(held[-1] / final)
+                    untrained.append(held[0] / final)
                     total = json.loads((tuned / "config.json").read_text())["config"]["ppo"][
                         "total_steps"]
                     reached = [row["step"] for row in _evaluations(tuned)
@@ -238,7 +241,7 @@ def report(results: Path, write: bool) -> str:
                     lines.append(
                         f"| {setting} | {body} | {len(finals)} | "
                         f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
-                        f"{_summary(finetune, False)} |")
+                        f"{_summary(untrained, True)} | {_summary(finetune, False)} |")
     text = (f"\n### Transfer within a family: report of {dt.date.today()} "
             f"({host_and_load(results)})\n\n`python benchmarks/transfer_table.py report "
             f"--results {shown(results)}`\n" + "\n".join(lines) + "\n")

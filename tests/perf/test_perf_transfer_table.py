@@ -66,8 +66,9 @@ def test_the_report_divides_by_the_specialists_final_return(tmp_path):
              [(500, {"eval/team_return": 300.0}), (1000, {"eval/team_return": 399.0})])
 
     text = transfer_table.report(tmp_path, write=False)
-    assert "| shared-none | centipede-8 | 1 | 1,000 | 80% | 0.50 |" in text
-    assert "| shared-none | centipede-10 | 1 | 400 | 25% | not within N (1 of 1 seeds) |" in text
+    assert "| shared-none | centipede-8 | 1 | 1,000 | 80% | 50% | 0.50 |" in text
+    assert ("| shared-none | centipede-10 | 1 | 400 | 25% | 12% | not within N (1 of 1 seeds) |"
+            in text)
 
 
 @pytest.mark.parametrize("values, percent, shown", [
