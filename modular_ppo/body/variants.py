@@ -39,8 +39,8 @@ def split_variant(name: str) -> tuple[str, tuple[str, ...]] | None:
 
 def variant_spec(name: str, base_spec: mujoco.MjSpec, base: BodyGraph) -> mujoco.MjSpec:
     """`base_spec` (of the body `base`; edited in place) without the modules `name` lists,
-    renamed `name`. Raises BodyGraphError for unknown modules, the root module, or nothing
-    left to act."""
+    renamed `name`. Raises BodyGraphError for unknown modules, the root module, nothing
+    left to act, or no limb left that can touch the floor."""
     _, removed = split_variant(name)
     gone = _removed_modules(name, base, removed)
     spec = base_spec
@@ -68,7 +68,34 @@ def variant_spec(name: str, base_spec: mujoco.MjSpec, base: BodyGraph) -> mujoco
             f"{name}: removing {', '.join(removed)} leaves no module with actuators. "
             "Remove fewer modules."
         )
+    limbs = {m for m in _modules_touching_the_world(base) if base.modules[m].parent is not None}
+    if limbs and limbs <= gone:
+        root = next(m for m, module in base.modules.items() if module.parent is None)
+        raise BodyGraphError(
+            f"{name}: removing {', '.join(removed)} takes away every limb of '{base.name}' "
+            f"that can touch the floor (modules {', '.join(sorted(limbs))}: of its limbs, only "
+            f"their geoms collide with the world's), so the variant would sink onto its "
+            f"{root} and could not stand. Keep at least one of them."
+        )
     return spec
+
+
+def _modules_touching_the_world(body: BodyGraph) -> set[str]:
+    """Modules with a geom that can collide with a geom of the world body (the floor):
+    contype / conaffinity bits that match, or an explicit contact pair."""
+    model = body.model
+    world = np.flatnonzero(model.geom_bodyid == 0)
+    contype, conaffinity = model.geom_contype, model.geom_conaffinity
+    touching_geoms = {
+        g for g in np.flatnonzero(model.geom_bodyid != 0)
+        if any(contype[g] & conaffinity[w] or contype[w] & conaffinity[g] for w in world)
+    }
+    for g1, g2 in zip(model.pair_geom1, model.pair_geom2):
+        if model.geom_bodyid[g1] == 0 or model.geom_bodyid[g2] == 0:
+            touching_geoms.update(int(g) for g in (g1, g2) if model.geom_bodyid[g] != 0)
+    touching_bodies = {int(model.geom_bodyid[g]) for g in touching_geoms}
+    return {m for m, module in body.modules.items()
+            if touching_bodies.intersection(int(b) for b in module.body_ids)}
 
 
 def _removed_modules(name: str, base: BodyGraph, removed: tuple[str, ...]) -> set[str]:

@@ -44,6 +44,11 @@ def test_variants_are_listed_and_load():
     ("walker2d-modular-without-hand", "has no module 'hand'. Its modules: torso, thigh"),
     ("walker2d-modular-without-torso", "is the root module"),
     ("walker2d-modular-without-thigh-without-thigh_left", "leaves no module with actuators"),
+    # Of the walker's limbs only the feet collide with the floor: without both it sinks
+    # onto its torso, unhealthy from the start (Walker2d-v5's healthy height).
+    ("walker2d-modular-without-foot-without-foot_left",
+     "every limb of 'walker2d-modular' that can touch the floor \\(modules foot, foot_left"),
+    ("walker2d-modular-without-leg_left-without-foot", "would sink onto its torso"),
 ])
 def test_bad_variants_say_what_to_write(name, message):
     with pytest.raises(BodyGraphError, match=message):
