@@ -74,14 +74,15 @@ class Family:
 FAMILIES = {
     # Centipedes have an even number of legs: centipede-3..7 is centipede-4 and centipede-6.
     "centipede": Family("centipede-3..7", ("centipede-8", "centipede-10")),
-    # The walker and its variants one limb short (a foot, or a shin with its foot); held
-    # out: the one-legged walkers (a whole leg gone, thigh to foot). Of the walker's limbs
-    # only the feet touch the floor, so every variant keeps one. gamma 0.99 is the walker's
-    # preset (BENCHMARKS.md), which a multi-body run does not take by itself.
+    # The walker with a foot or a whole leg removed; held out: a shin removed (between the
+    # two) and the left leg removed (the mirror image of a training body: the walker's legs
+    # are alike, the module order is not). Of the walker's limbs only the feet touch the
+    # floor, so every variant keeps one. gamma 0.99 is the walker's preset (BENCHMARKS.md),
+    # which a multi-body run does not take by itself.
     "walker2d": Family(
         "walker2d-modular,walker2d-modular-without-foot,walker2d-modular-without-foot_left,"
-        "walker2d-modular-without-leg,walker2d-modular-without-leg_left",
-        ("walker2d-modular-without-thigh", "walker2d-modular-without-thigh_left"),
+        "walker2d-modular-without-thigh",
+        ("walker2d-modular-without-leg", "walker2d-modular-without-thigh_left"),
         ("--ppo.gamma", "0.99"),
     ),
 }
