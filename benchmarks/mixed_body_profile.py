@@ -1,7 +1,8 @@
 """Where a mixed-body iteration's extra time goes (issue 16): wall and process CPU ms per
 training iteration, and CPU ms of each body's rollout, mixed against each body alone with the
-same network (the runs timed in interleaved rounds, so load changes fall on all alike); then each body's env stepped alone at 32 and 64 envs (zero actions), and MuJoCo's batch with
-one thread against the default.
+same network (the runs timed in interleaved rounds, so load changes fall on all alike); then
+each body's env stepped alone at 32 and 64 envs (zero actions), and MuJoCo's batch with one
+thread against the default.
 
     taskset -c 1 python benchmarks/mixed_body_profile.py                # centipede-4,centipede-6
     taskset -c 1 python benchmarks/mixed_body_profile.py --bodies centipede-4,centipede-8
@@ -27,18 +28,10 @@ from modular_ppo.runs.build import build_run
 from modular_ppo.runs.config import TrainRunConfig
 
 
-def cpu_ms(call, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.process_time()
-        call()
-        times.append(time.process_time() - started)
-    return statistics.median(times) * 1e3
-
-
 @dataclasses.dataclass
 class Timed:
-    """A compiled function of the training state and its timings (ms per call)."""
+    """A function of a state (a training state, env states, simulator fields) and its
+    timings, ms per call."""
 
     call: object
     wall: list[float] = dataclasses.field(default_factory=list)
@@ -50,6 +43,12 @@ class Timed:
         self.cpu.append((time.process_time() - cpu) * 1e3)
         self.wall.append((time.perf_counter() - wall) * 1e3)
         return out
+
+    def median_cpu_ms(self, state, repeats: int) -> float:
+        """Median CPU ms of `repeats` calls, each continuing from the last one's output."""
+        for _ in range(repeats):
+            state = self.time_once(state)
+        return statistics.median(self.cpu)
 
 
 @dataclasses.dataclass
@@ -123,25 +122,18 @@ def env_stepping(name: str, n_envs: int) -> float:
         return jax.lax.scan(lambda s, _: (jax.vmap(env.step)(s, zero), None), state,
                             length=32)[0]
 
-    holder = {"state": jax.block_until_ready(
-        run(jax.vmap(env.reset)(jax.random.split(jax.random.key(0), n_envs))))}
-
-    def call():
-        holder["state"] = jax.block_until_ready(run(holder["state"]))
-
-    return cpu_ms(call, 20)
+    first = jax.block_until_ready(
+        run(jax.vmap(env.reset)(jax.random.split(jax.random.key(0), n_envs))))
+    return Timed(run).median_cpu_ms(first, 20)
 
 
 def mujoco_step_ms(name: str, n_envs: int, nthread: int) -> float:
     body = load_body(name)
     simulator = ThreadedSimulator(body.model, body.frame_skip, nthread)
-    fields = simulator.start(np.tile(body.init_qpos, (n_envs, 1)), np.zeros((n_envs, body.model.nv)))
-    holder = {"state": list(fields[:len(STATE_FIELDS)])}
-
-    def call():
-        holder["state"] = list(simulator.step(*holder["state"])[:len(STATE_FIELDS)])
-
-    return cpu_ms(call, 200)
+    fields = simulator.start(np.tile(body.init_qpos, (n_envs, 1)),
+                             np.zeros((n_envs, body.model.nv)))
+    step = Timed(lambda state: list(simulator.step(*state)[:len(STATE_FIELDS)]))
+    return step.median_cpu_ms(list(fields[:len(STATE_FIELDS)]), 200)
 
 
 def main() -> None:
@@ -163,7 +155,8 @@ def main() -> None:
     for body in bodies:
         print(f"| {body} | {env_stepping(body, 32):.1f} | {env_stepping(body, 64):.1f} |",
               flush=True)
-    print("\n| MuJoCo batch step, CPU ms per call | nthread | 32 envs | 64 envs |\n|---|---|---|---|")
+    print("\n| MuJoCo batch step, CPU ms per call | nthread | 32 envs | 64 envs |\n"
+          "|---|---|---|---|")
     for nthread in (2, 1):
         print(f"| {bodies[0]} | {nthread} | {mujoco_step_ms(bodies[0], 32, nthread):.2f} | "
               f"{mujoco_step_ms(bodies[0], 64, nthread):.2f} |", flush=True)

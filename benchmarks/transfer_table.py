@@ -8,9 +8,9 @@ held-out members and fine-tuned on them, against a specialist trained on each he
 For each family, seed and network setting (architecture x morphology features x module
 identity, `--identity index none`: whether tokens carry the module's index one-hot):
 - shared: `cli.py train --body TRAIN --held-out H1 H2 --arch A --morphology M
-  --module-identity I --seed S --ppo.total-steps N`, evaluated every N/8 steps on its bodies and zero-shot on each
-  held-out body (`--held-out`: the current parameters, the normalizer warmed up by the policy
-  acting on the body, no training on it);
+  --module-identity I --seed S --ppo.total-steps N`, evaluated every N/8 steps on its bodies
+  and zero-shot on each held-out body (`--held-out`: the current parameters, the normalizer
+  warmed up by the policy acting on the body, no training on it);
 - fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
   --seed S --ppo.total-steps N`.
 For each family, seed and held-out body, once:
@@ -23,9 +23,9 @@ the shared run it fine-tunes from has finished; a run whose directory already ho
 final evaluation (eval.json) is skipped, so the table fills over several sessions. Run
 directories go under benchmarks/results/transfer/<family>/<kind>/<body>/seed<S> (kind:
 family-<setting>, finetune-<setting> or specialist; setting: <arch>-<morphology>, with
-"-noindex" for --identity none) with config.json, metrics.jsonl (gzipped), eval.json and the log; checkpoints are dropped, a
-shared run's once its fine-tuned runs are done. The load average is sampled every 30 s into
-<results>/load.jsonl.
+"-noindex" for --identity none) with config.json, metrics.jsonl (gzipped), eval.json and
+the log; checkpoints are dropped, a shared run's once its fine-tuned runs are done. The
+load average is sampled every 30 s into <results>/load.jsonl.
 
 `report` prints, per family and setting, for each held-out body (mean over the seeds that
 have every run, min-max): the zero-shot team return at the end of shared training as a
@@ -214,8 +214,9 @@ def report(results: Path, write: bool) -> str:
             continue
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
                   "| setting (arch-morphology[-noindex]) | held-out body | seeds | specialist's "
-                  "final return | zero-shot / specialist | untrained (first evaluation) / specialist | "
-                  "fine-tuning steps to the specialist's final / N |", "|---|---|---|---|---|---|---|"]
+                  "final return | zero-shot / specialist | untrained (first evaluation) / "
+                  "specialist | fine-tuning steps to the specialist's final / N |",
+                  "|---|---|---|---|---|---|---|"]
         for setting in settings:
             for body in spec.held_out:
                 zero_shot, untrained, finetune, finals = [], [], [], []

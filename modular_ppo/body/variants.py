@@ -70,12 +70,11 @@ def variant_spec(name: str, base_spec: mujoco.MjSpec, base: BodyGraph) -> mujoco
         )
     limbs = {m for m in _modules_touching_the_world(base) if base.modules[m].parent is not None}
     if limbs and limbs <= gone:
-        root = next(m for m, module in base.modules.items() if module.parent is None)
         raise BodyGraphError(
             f"{name}: removing {', '.join(removed)} takes away every limb of '{base.name}' "
             f"that can touch the floor (modules {', '.join(sorted(limbs))}: of its limbs, only "
             f"their geoms collide with the world's), so the variant would sink onto its "
-            f"{root} and could not stand. Keep at least one of them."
+            f"{base.root_module} and could not stand. Keep at least one of them."
         )
     return spec
 
