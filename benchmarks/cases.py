@@ -7,8 +7,9 @@ second of this process's CPU time, all threads, fastest call),
 "compile_s", "first_iteration_s" (from building the env to the end of the first call:
 what a user waits for), "peak_rss_gib" (added by throughput.py) and the shape it ran at.
 
-    mujoco-batch/<n_envs>          MuJoCo's C simulator driven from numpy, no JAX: the
-                                   closed-loop ceiling on CPU
+    mujoco-batch/<n_envs>[/policy] MuJoCo's C simulator driven from numpy with random
+                                   controls, no JAX: the closed-loop ceiling on CPU; with
+                                   /policy, controls from a jitted JAX MLP between steps
     mjx-step/<n_envs>[/warp]       vmapped mjx.step x frame_skip, random controls: MJX's
                                    ceiling (its MuJoCo Warp implementation with /warp)
     env-step/<backend>/<n_envs>    our env (obs, rewards, auto-reset), random actions,
@@ -71,13 +72,19 @@ class Clock:
         return dict(steps_per_s=steps_per_call / min(self.wall),
                     median_steps_per_s=steps_per_call / statistics.median(self.wall),
                     steps_per_cpu_s=steps_per_call / min(self.cpu),
-                    call_s=min(self.wall))
+                    call_s=min(self.wall), call_cpu_s=min(self.cpu))
 
 
-def mujoco_batch(n_envs: int, repeats: int = 10, round_s: float = 0.25) -> dict:
-    """Closed loop from numpy: new random controls, then frame_skip substeps, per control
-    step; timed in rounds of about `round_s` seconds (one control step of few envs takes
-    milliseconds, too short to time alone on a busy machine)."""
+def mujoco_batch(n_envs: int, controls: str = "random", repeats: int = 10,
+                 round_s: float = 0.25) -> dict:
+    """Closed loop from numpy: new controls, then frame_skip substeps, per control step;
+    timed in rounds of about `round_s` seconds (one control step of few envs takes
+    milliseconds, too short to time alone on a busy machine).
+
+    controls "random": uniform in [-1, 1]. "policy": from a jitted JAX MLP (2 x 256, tanh)
+    of each environment's qpos and qvel, called between control steps with numpy in and
+    out: MuJoCo's own rollout with a policy in the loop, the figure issue 15 compares
+    training with (no observation, reward or reset code; no update)."""
     import numpy as np
     from mujoco import batch as mujoco_batch
 
@@ -88,11 +95,21 @@ def mujoco_batch(n_envs: int, repeats: int = 10, round_s: float = 0.25) -> dict:
     sim = mujoco_batch.Batch(body.model, nsim=n_envs)
     sim.reset()
     sim.bind("qpos")[:] = body.init_qpos
-    ctrl = sim.bind("ctrl")
+    qpos, qvel, ctrl = sim.bind("qpos"), sim.bind("qvel"), sim.bind("ctrl")
     rng = np.random.default_rng(0)
+    if controls == "policy":
+        policy = _mlp_policy(qpos.shape[-1] + qvel.shape[-1], ctrl.shape[-1])
+
+        def new_controls() -> np.ndarray:
+            return np.asarray(policy(np.concatenate([qpos, qvel], axis=-1, dtype=np.float32)))
+    elif controls == "random":
+        def new_controls() -> np.ndarray:
+            return rng.uniform(-1.0, 1.0, ctrl.shape)
+    else:
+        raise ValueError(f"mujoco-batch controls {controls!r}: 'random' or 'policy'.")
 
     def call() -> None:
-        ctrl[:] = rng.uniform(-1.0, 1.0, ctrl.shape)
+        ctrl[:] = new_controls()
         sim.step(nstep=body.frame_skip)
 
     call()
@@ -106,6 +123,25 @@ def mujoco_batch(n_envs: int, repeats: int = 10, round_s: float = 0.25) -> dict:
     rates = Clock().time(round_of_calls, repeats).rates(n_envs * per_round)
     return dict(n_envs=n_envs, **rates, compile_s=0.0, first_iteration_s=first,
                 threads=sim.nthread)
+
+
+def _mlp_policy(n_inputs: int, n_outputs: int) -> Callable:
+    """A jitted tanh MLP (2 x 256) from [batch, n_inputs] to controls in [-1, 1]."""
+    import jax
+    import jax.numpy as jnp
+
+    keys = jax.random.split(jax.random.key(0), 3)
+    sizes = [n_inputs, 256, 256, n_outputs]
+    weights = [jax.random.normal(k, (a, b)) / jnp.sqrt(a)
+               for k, a, b in zip(keys, sizes[:-1], sizes[1:])]
+
+    @jax.jit
+    def policy(x):
+        for w in weights:
+            x = jnp.tanh(x @ w)
+        return x
+
+    return policy
 
 
 def _timed_together(calls: dict[str, Callable[[], object]], repeats: int) -> dict[str, Clock]:
@@ -269,6 +305,8 @@ def train(backend: str, shape: str, arch: str = "separate", repeats: int | None 
                 **rates["train"], raw_steps_per_s=rates["raw"]["steps_per_s"],
                 raw_steps_per_cpu_s=rates["raw"]["steps_per_cpu_s"],
                 rollout_s=rates["rollout"]["call_s"], raw_s=rates["raw"]["call_s"],
+                rollout_cpu_s=rates["rollout"]["call_cpu_s"],
+                raw_cpu_s=rates["raw"]["call_cpu_s"],
                 compile_s=compile_s, compile_cpu_s=compile_cpu_s, first_iteration_s=first)
 
 
@@ -301,7 +339,7 @@ def brax_ppo(shape: dict[str, int], epochs: int = 3) -> dict:
 
 
 CASES: dict[str, Callable[..., dict]] = {
-    "mujoco-batch": lambda n: mujoco_batch(int(n)),
+    "mujoco-batch": lambda n, controls="random": mujoco_batch(int(n), controls),
     "mjx-step": lambda n, impl="jax": mjx_step(int(n), impl),
     "env-step": lambda backend, n: env_step(backend, int(n)),
     "train": train,

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "mujoco", "mujoco-mjx", "brax", "numpy")
 
 DESCRIPTIONS = {
-    "mujoco-batch": "MuJoCo C simulator from numpy (mujoco.batch), closed loop",
+    "mujoco-batch": "MuJoCo C simulator from numpy (mujoco.batch), closed loop, {0} controls",
     "mjx-step": "vmap(mjx.step) x 5, random ctrl",
     "env-step": "our env, {0} backend, random actions",
     "train": "ppo.train_step, {0} backend, {1} shape",
@@ -67,7 +67,9 @@ def environment_facts() -> dict:
 
 def _describe(case: str) -> str:
     kind, *args = case.split("/")
-    return DESCRIPTIONS.get(kind, kind).format(*args)
+    if kind == "mujoco-batch" and len(args) == 1:
+        args.append("random")
+    return DESCRIPTIONS.get(kind, kind).format(*args[1:] if kind == "mujoco-batch" else args)
 
 
 def _table(results: list[dict]) -> list[str]:
@@ -107,6 +109,26 @@ def _profile(results: list[dict]) -> list[str]:
     return lines
 
 
+def _cpu_profile(results: list[dict]) -> list[str]:
+    """The same split in CPU seconds of the process (all threads), where the cases have it."""
+    rows = [r for r in results if "rollout_cpu_s" in r]
+    if not rows:
+        return []
+    lines = [
+        "The same in CPU seconds of the process (all threads; fastest call of each):",
+        "",
+        "| case | iteration CPU-s | rollout CPU-s | raw stepping CPU-s | update CPU-s "
+        "(iteration - rollout) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['case']} | {r['call_cpu_s']:.3f} | {r['rollout_cpu_s']:.3f} | "
+            f"{r['raw_cpu_s']:.3f} | {r['call_cpu_s'] - r['rollout_cpu_s']:.3f} |"
+        )
+    return ["", *lines]
+
+
 def _ratio(results: dict[str, dict], top: str, bottom: str, key: str = "steps_per_s"):
     if top in results and bottom in results:
         return results[top][key] / results[bottom][key]
@@ -140,6 +162,18 @@ def _targets(results: dict[str, dict]) -> list[str]:
                 f"(target >= 0.6): {_verdict(raw, 0.6)}; per CPU-second "
                 f"{r['steps_per_cpu_s'] / r['raw_steps_per_cpu_s']:.2f}."
             )
+    native = results.get("mujoco-batch/64/policy")
+    r = results.get("train/cpu/default")
+    if native and r:
+        wall, cpu = r["steps_per_s"] / native["steps_per_s"], (
+            r["steps_per_cpu_s"] / native["steps_per_cpu_s"])
+        lines.append(
+            f"- Training env-steps/s at the CLI's CPU default (64 envs) / MuJoCo's rollout "
+            f"with a JAX policy in the loop (mujoco-batch/64/policy) = **{wall:.2f}** "
+            f"(target >= 0.8): {_verdict(wall, 0.8)}; per CPU-second {cpu:.2f} (no overlap "
+            "of simulator and network raises env steps per CPU-second, so this bounds what "
+            "overlap can reach where the rollout with policy keeps every core busy)."
+        )
     for shape in ("default", "brax"):
         r = results.get(f"train/cpu/{shape}")
         if r and "error" not in r:
@@ -204,6 +238,7 @@ def markdown_section(command: str, facts: dict, results: list[dict]) -> str:
         "raw stepping of the same env and batch (random actions, as many steps):",
         "",
         *_profile([r for r in results if "error" not in r]),
+        *_cpu_profile([r for r in results if "error" not in r]),
         "",
         "### Targets (ant-modular, this CPU)",
         "",

@@ -34,6 +34,7 @@ DEFAULT_CASES = (
     "train/cpu/brax",
     "brax-ppo/brax",
     "mujoco-batch/64",
+    "mujoco-batch/64/policy",
     "env-step/cpu/64",
     "env-step/mjx/64",
     "train/cpu/default",
