@@ -11,6 +11,7 @@ from modular_ppo.env.errors import EnvError
 from modular_ppo.env.tasks import TASK_NAMES
 
 TeamSplit = Literal["even", "root"]
+BodyFrame = Literal["root", "parent"]
 Observation = Literal["modular", "mamujoco"]
 OBSERVATIONS: tuple[str, ...] = get_args(Observation)
 
@@ -52,7 +53,13 @@ class EnvConfig:
     observes either way."""
     body_features: bool = True
     """Own features include the pose and velocity of the module's jointed bodies relative
-    to the root body (in its frame), besides joint angles and velocities (modular only)."""
+    to a frame (`body_frame`), besides joint angles and velocities (modular only)."""
+    body_frame: BodyFrame = "root"
+    """The frame of the body features: "root", the root body's (a body's position then
+    says where along the body it sits), or "parent", each body's parent body's (pose
+    relative to the parent, velocities expressed in its frame: the same for a leg
+    wherever it sits, so a policy shared by modules sees the same inputs on a longer body
+    of the same kind)."""
     contact_forces: bool = False
     """Own features include the external contact forces on the module's bodies (MuJoCo's
     cfrc_ext, clipped to [-1, 1]). Costs one extra pass over the contacts per step.
@@ -100,11 +107,19 @@ class EnvConfig:
                 f"EnvConfig.observation = {self.observation!r}; use \"modular\" (this "
                 "project's) or \"mamujoco\" (Gymnasium-Robotics' MaMuJoCo)."
             )
-        if self.observation == "mamujoco" and (self.previous_action or not self.body_features):
+        if self.observation == "mamujoco" and (
+            self.previous_action or not self.body_features or self.body_frame != "root"
+        ):
             raise EnvError(
                 "EnvConfig.observation = \"mamujoco\" observes MaMuJoCo's own categories: "
-                "previous_action and body_features belong to the \"modular\" observations. "
-                "Leave them at their defaults (previous_action=False, body_features=True)."
+                "previous_action, body_features and body_frame belong to the \"modular\" "
+                "observations. Leave them at their defaults (previous_action=False, "
+                "body_features=True, body_frame=\"root\")."
+            )
+        if self.body_frame not in ("root", "parent"):
+            raise EnvError(
+                f"EnvConfig.body_frame = {self.body_frame!r}; use \"root\" (the root "
+                "body's frame) or \"parent\" (each body's parent body's)."
             )
         if self.neighbor_hops < 0:
             raise EnvError(

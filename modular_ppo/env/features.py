@@ -4,10 +4,11 @@ Observations are gathers from this vector with static index arrays (one per modu
 the per-step cost does not grow with the number of modules or hops. Frames:
 - joints: qpos / qvel of every joint except the root body's own joints (free, or the
   slide / hinge chain of a planar body): the root's pose is a global feature instead.
-- bodies: every jointed body except the root body: position relative to the root body
+- bodies: every jointed body except the root body: position relative to a frame body
   and rotation relative to it (first two columns of the relative rotation matrix, a
-  continuous 6D representation), both in the root body's frame; linear velocity (at the
-  body's frame origin) and angular velocity, world velocities expressed in the root frame.
+  continuous 6D representation), both in the frame body's frame; linear velocity (at the
+  body's frame origin) and angular velocity, world velocities expressed in that frame.
+  The frame body is the root body, or with `body_frame="parent"` each body's parent.
 - contact forces: MuJoCo's cfrc_ext of every module body, clipped to [-1, 1] (Gymnasium).
 - previous action: what each actuator's ctrl holds, mapped back to [-1, 1].
 - root (global): height, rotation (6D, world frame), linear velocity at the root body's
@@ -64,6 +65,9 @@ class FeatureVector:
         agent_bodies = np.sort(np.concatenate([m.body_ids for m in body.modules.values()]))
         jointed = np.isin(agent_bodies, model.jnt_bodyid) & (agent_bodies != self._root)
         self.body_ids = agent_bodies[jointed] if config.body_features else agent_bodies[:0]
+        self._parent_ids = (np.asarray(model.body_parentid, np.int32)[self.body_ids]
+                            if config.body_frame == "parent" else None)
+        """The body whose frame each of body_ids' features is taken in; None: the root's."""
         self.contact_body_ids = agent_bodies if config.contact_forces else agent_bodies[:0]
         self.actuator_ids = np.arange(model.nu) if config.previous_action else np.arange(0)
         self.global_features = config.global_features
@@ -95,11 +99,23 @@ class FeatureVector:
         if self.body_ids.size:
             b = self.body_ids
             linvel, angvel = _velocity_at_frame(data, b, self._body_rootid[b])
-            rotation = jnp.einsum("ji,bjk->bik", root_rot, data.xmat[b])[:, :, :2]
+            if self._parent_ids is None:  # one frame for all: a plain product
+                origin = root_pos
+                rotation = jnp.einsum("ji,bjk->bik", root_rot, data.xmat[b])
+
+                def in_frame(vectors: Float[Array, "n 3"]) -> Float[Array, "n 3"]:
+                    return vectors @ root_rot
+            else:
+                origin, frame_rot = data.xpos[self._parent_ids], data.xmat[self._parent_ids]
+                rotation = jnp.einsum("bji,bjk->bik", frame_rot, data.xmat[b])
+
+                def in_frame(vectors: Float[Array, "n 3"]) -> Float[Array, "n 3"]:
+                    return jnp.einsum("bj,bjk->bk", vectors, frame_rot)
+
             parts += [
-                ((data.xpos[b] - root_pos) @ root_rot).ravel(),
-                rotation.reshape(b.size, 6).ravel(),
-                jnp.concatenate([linvel @ root_rot, angvel @ root_rot], axis=1).ravel(),
+                in_frame(data.xpos[b] - origin).ravel(),
+                rotation[:, :, :2].reshape(b.size, 6).ravel(),
+                jnp.concatenate([in_frame(linvel), in_frame(angvel)], axis=1).ravel(),
             ]
         if self.contact_body_ids.size:
             forces = contact_forces(data)[self.contact_body_ids]

@@ -1,10 +1,11 @@
 """Fine-tuning: a new run that starts from another run's parameters (`--init-from RUN_DIR`).
 
 The new run takes the source run's network settings (architecture and max sizes, so its
-parameters fit), its parameters from the source's latest checkpoint, a fresh optimizer
-state, and for each of its bodies an observation normalizer warmed up by the policy itself
-acting on that body (as zero-shot evaluation does: observations only, no reward, no
-parameter change). Everything else (bodies, env, PPO settings, seed) is the new run's own.
+parameters fit) and observation settings (what each input means), its parameters from the
+source's latest checkpoint, a fresh optimizer state, and for each of its bodies an
+observation normalizer warmed up by the policy itself acting on that body (as zero-shot
+evaluation does: observations only, no reward, no parameter change). Everything else
+(bodies, task and episode settings, PPO settings, seed) is the new run's own.
 """
 
 from __future__ import annotations
@@ -19,29 +20,51 @@ from modular_ppo.networks import NetworkConfig
 from modular_ppo.ppo import make_optimizer, place_state
 from modular_ppo.ppo.state import same_parameter_shapes
 from modular_ppo.runs.build import Run, load_run_config, restore_run
-from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.config import TrainRunConfig, flag
 from modular_ppo.runs.errors import RunConfigError, TransferError
 from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, warm_up_normalizer
 
 
-def with_source_network(config: TrainRunConfig) -> TrainRunConfig:
-    """`config` with the network settings of its --init-from run. Network flags set away
-    from the defaults to other values raise RunConfigError (the parameters fix them)."""
-    source = load_run_config(config.init_from).network
-    given = config.network
-    if given not in (TrainRunConfig().network, source):
-        changed = [field.name for field in dataclasses.fields(NetworkConfig)
-                   if getattr(given, field.name) != getattr(source, field.name)]
+OBSERVATION_FIELDS = (
+    "observation", "neighbor_hops", "global_features", "body_features", "body_frame",
+    "contact_forces", "previous_action",
+)
+"""EnvConfig fields that decide what the network's inputs mean: a fine-tuned run takes them
+from its source, so the parameters read the features they were trained on."""
+
+
+def with_source_settings(config: TrainRunConfig) -> TrainRunConfig:
+    """`config` with the network settings and the observation settings (OBSERVATION_FIELDS)
+    of its --init-from run. Such flags set away from the defaults to other values than the
+    source's raise RunConfigError (the parameters fix them)."""
+    source = load_run_config(config.init_from)
+    defaults = TrainRunConfig()
+    _check_kept(config, "network", config.network, defaults.network, source.network,
+                [field.name for field in dataclasses.fields(NetworkConfig)],
+                f"the new run takes that run's network (arch {source.network.arch}), whose "
+                "parameters it starts from")
+    _check_kept(config, "env", config.env, defaults.env, source.env, OBSERVATION_FIELDS,
+                "the new run observes its bodies as that run did, so that the parameters "
+                "read the features they were trained on")
+    env = dataclasses.replace(
+        config.env, **{name: getattr(source.env, name) for name in OBSERVATION_FIELDS})
+    return dataclasses.replace(config, network=source.network, env=env)
+
+
+def _check_kept(config: TrainRunConfig, section: str, given, default, source,
+                names, why: str) -> None:
+    changed = [name for name in names
+               if getattr(given, name) not in (getattr(default, name), getattr(source, name))]
+    if changed:
+        flags = ", ".join(flag(f"{section}.{name}") for name in changed)
         raise RunConfigError(
-            f"--init-from {config.init_from}: the new run takes that run's network (arch "
-            f"{source.arch}), whose parameters it starts from, but these network settings "
-            f"differ from it: {', '.join(changed)}. Drop them."
+            f"--init-from {config.init_from}: {why}, but these {section} settings differ "
+            f"from it: {flags}. Drop them."
         )
-    return dataclasses.replace(config, network=source)
 
 
 def start_from(run: Run, source_dir: Path) -> Run:
-    """`run` (freshly built with `with_source_network`'s config) with the parameters of
+    """`run` (freshly built with `with_source_settings`' config) with the parameters of
     `source_dir`'s latest checkpoint, a fresh optimizer state and warmed-up normalizers."""
     source, _ = restore_run(source_dir)
     params = source.state.params

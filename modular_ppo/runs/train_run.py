@@ -26,7 +26,7 @@ from modular_ppo.runs.config import TrainRunConfig, resume_config
 from modular_ppo.runs.errors import TrainingFailed, TrainingInterrupted
 from modular_ppo.runs.failure import nonfinite_failure
 from modular_ppo.runs.held_out import evaluator_with_held_out
-from modular_ppo.runs.init_from import start_from, with_source_network
+from modular_ppo.runs.init_from import start_from, with_source_settings
 from modular_ppo.runs.interrupts import StopRequests
 from modular_ppo.runs.metrics_log import MetricsLog, to_floats
 from modular_ppo.runs.processes import is_primary, path_of_primary
@@ -73,7 +73,7 @@ def run_training(
         if env is not None:
             config = dataclasses.replace(config, body=env.body.name)
         if config.init_from is not None:
-            config = with_source_network(config)
+            config = with_source_settings(config)
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network ...")
     run = build_run(config, env)
     if config.init_from is not None and config.resume is None:

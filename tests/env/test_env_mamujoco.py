@@ -231,8 +231,10 @@ def test_contact_forces_are_computed_exactly_where_the_categories_read_them():
     assert not observation_reads_contact_forces(hopper, EnvConfig(observation="mamujoco"))
     with pytest.raises(EnvError, match="Hopper observations include no contact forces"):
         Observer(hopper, EnvConfig(observation="mamujoco", contact_forces=True))
-    with pytest.raises(EnvError, match="previous_action and body_features"):
+    with pytest.raises(EnvError, match="previous_action, body_features and body_frame"):
         EnvConfig(observation="mamujoco", previous_action=True)
+    with pytest.raises(EnvError, match="body_frame=\"root\""):
+        EnvConfig(observation="mamujoco", body_frame="parent")
     with pytest.raises(EnvError, match="observation = 'mujoco'"):
         EnvConfig(observation="mujoco")
 

@@ -168,3 +168,51 @@ def test_a_module_that_would_observe_nothing_is_refused(body):
         Observer(body("ant-modular"), config)
     fixed = Observer(body("ant-modular"), dataclasses.replace(config, neighbor_hops=1))
     assert fixed.sizes["torso"] > 0
+
+
+def test_parent_frame_body_features_match_mujoco(body, mujoco_state, to_mjx):
+    ant = body("ant-modular")
+    model, data = ant.model, mujoco_state(ant, seed=5)
+    observer = Observer(ant, EnvConfig(neighbor_hops=0, body_frame="parent"))
+    blocks = _blocks(observer, observer(to_mjx(ant, data)), "front_left")
+    moving = ("aux_1", "foot_1")
+    pos, rot6d, vel = [], [], []
+    for name in moving:
+        b = data.body(name)
+        parent = data.body(int(model.body_parentid[b.id]))
+        frame = parent.xmat.reshape(3, 3)
+        pos.append(frame.T @ (b.xpos - parent.xpos))
+        rot6d.append((frame.T @ b.xmat.reshape(3, 3))[:, :2].ravel())
+        world = np.zeros(6)
+        mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_XBODY, b.id, world, 0)
+        vel.append(np.concatenate([frame.T @ world[3:], frame.T @ world[:3]]))
+    np.testing.assert_allclose(blocks["front_left/body_pos"], np.ravel(pos), atol=1e-5)
+    np.testing.assert_allclose(blocks["front_left/body_rot6d"], np.ravel(rot6d), atol=1e-5)
+    np.testing.assert_allclose(blocks["front_left/body_vel"], np.ravel(vel), atol=1e-4)
+
+
+def test_in_the_parent_frame_a_leg_observes_the_same_wherever_it_sits(body, to_mjx):
+    """centipede-6 at rest in its initial pose: its legs 1 and 2 are built and posed alike,
+    one segment apart. Root-frame body positions tell them apart; parent-frame features
+    are the same, so a shared policy sees on a longer centipede what it saw on this one."""
+    centipede = body("centipede-6")
+    data = mujoco.MjData(centipede.model)
+    data.qpos[:] = centipede.numerics["init_qpos"]
+    mujoco.mj_forward(centipede.model, data)
+    features = ("body_pos", "body_rot6d", "body_vel")
+
+    def own(frame):
+        observer = Observer(centipede, EnvConfig(neighbor_hops=0, body_frame=frame))
+        obs = observer(to_mjx(centipede, data))
+        return {leg: {f: _blocks(observer, obs, leg)[f"{leg}/{f}"] for f in features}
+                for leg in ("leg_1_left", "leg_2_left")}
+
+    parent, root = own("parent"), own("root")
+    for f in features:
+        np.testing.assert_allclose(parent["leg_1_left"][f], parent["leg_2_left"][f], atol=1e-5)
+    assert np.abs(root["leg_1_left"]["body_pos"] - root["leg_2_left"]["body_pos"]).max() > 0.1
+
+
+def test_an_unknown_body_frame_is_refused():
+    with pytest.raises(EnvError, match="body_frame = 'torso'.*\"root\".*\"parent\""):
+        EnvConfig(body_frame="torso")

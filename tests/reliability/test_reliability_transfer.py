@@ -12,8 +12,12 @@ import numpy as np
 import pytest
 from reliability_tools import TINY, TINY_ACTUATORS, cli_main, plain, tiny_xml
 
+from modular_ppo.env import EnvConfig
+from modular_ppo.networks import NetworkConfig
 from modular_ppo.runs.build import build_run, load_run_config, restore_run
-from modular_ppo.runs.init_from import start_from
+from modular_ppo.runs.config import TrainRunConfig, config_to_json
+from modular_ppo.runs.errors import RunConfigError
+from modular_ppo.runs.init_from import start_from, with_source_settings
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +64,31 @@ def test_it_starts_from_the_source_parameters_with_a_fresh_optimizer(fine_tuned)
                          jax.tree_util.tree_flatten_with_path(own.network)[0]
                          if "count" in jax.tree_util.keystr(path)]
     assert normalizer_counts and min(normalizer_counts) > 0  # warmed up on the new body
+
+
+def test_the_new_run_observes_its_bodies_as_the_source_did(tmp_path):
+    """What the inputs mean (body frame, hops, features) comes with the parameters; the task
+    and episode stay the new run's. A flag that contradicts the source is refused."""
+    source_config = TrainRunConfig(
+        body="centipede-3..7", network=NetworkConfig(arch="shared"),
+        env=EnvConfig(body_frame="parent", neighbor_hops=2, previous_action=True,
+                      episode_length=500))
+    (tmp_path / "config.json").write_text(json.dumps({"config": config_to_json(source_config)}))
+    new = with_source_settings(TrainRunConfig(
+        body="centipede-8", init_from=tmp_path, env=EnvConfig(episode_length=300)))
+    assert new.network == source_config.network
+    assert (new.env.body_frame, new.env.neighbor_hops, new.env.previous_action) == (
+        "parent", 2, True)
+    assert new.env.episode_length == 300
+    same = with_source_settings(TrainRunConfig(
+        body="centipede-8", init_from=tmp_path, env=EnvConfig(neighbor_hops=2)))
+    assert dataclasses.replace(same.env, episode_length=300) == new.env
+    with pytest.raises(RunConfigError, match="--env.neighbor-hops. Drop them"):
+        with_source_settings(TrainRunConfig(body="centipede-8", init_from=tmp_path,
+                                            env=EnvConfig(neighbor_hops=3)))
+    with pytest.raises(RunConfigError, match="network settings differ from it: --arch"):
+        with_source_settings(TrainRunConfig(body="centipede-8", init_from=tmp_path,
+                                            network=NetworkConfig(arch="graph")))
 
 
 def test_parameters_that_cannot_fit_are_refused(straight_runs, runs_root):
