@@ -67,9 +67,9 @@ def environment_facts() -> dict:
 
 def _describe(case: str) -> str:
     kind, *args = case.split("/")
-    if kind == "mujoco-batch" and len(args) == 1:
-        args.append("random")
-    return DESCRIPTIONS.get(kind, kind).format(*args[1:] if kind == "mujoco-batch" else args)
+    if kind == "mujoco-batch":  # mujoco-batch/<n_envs>[/<controls>]
+        args = [args[1] if len(args) > 1 else "random"]
+    return DESCRIPTIONS.get(kind, kind).format(*args)
 
 
 def _table(results: list[dict]) -> list[str]:
