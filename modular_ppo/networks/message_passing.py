@@ -11,28 +11,19 @@ from modular_ppo.networks.config import Activation
 from modular_ppo.networks.mlp import ACTIVATIONS, MLP
 
 
-def from_parent(
-    messages: Float[Array, "modules batch emb"], parents: tuple[int, ...]
-) -> Float[Array, "modules batch emb"]:
-    """Each module receives its parent's message; the root receives zeros."""
-    index = np.array([max(p, 0) for p in parents])
-    has_parent = np.array([p >= 0 for p in parents], np.float32)[:, None, None]
-    return messages[index] * has_parent
-
-
-def mean_from_children(
-    messages: Float[Array, "modules batch emb"], parents: tuple[int, ...]
-) -> Float[Array, "modules batch emb"]:
-    """Each module receives the mean of its children's messages; leaves receive zeros.
-
-    Static slices and sums over the few modules of a body: their gradients are slices and
-    adds, with no scatter.
-    """
-    children = [[c for c, p in enumerate(parents) if p == i] for i in range(len(parents))]
-    zeros = jnp.zeros_like(messages[0])
-    return jnp.stack(
-        [sum(messages[c] for c in kids) / len(kids) if kids else zeros for kids in children]
-    )
+def tree_matrices(parents: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(from_parent, mean_from_children), [modules, modules] each: row i of the first picks
+    module i's parent (zeros for the root), row i of the second averages module i's
+    children (zeros for a leaf). Messages reach modules as one product with each."""
+    n = len(parents)
+    from_parent, mean_from_children = np.zeros((n, n), np.float32), np.zeros((n, n), np.float32)
+    for child, parent in enumerate(parents):
+        if parent >= 0:
+            from_parent[child, parent] = 1.0
+    for i in range(n):
+        children = [c for c, p in enumerate(parents) if p == i]
+        mean_from_children[i, children] = 1.0 / max(len(children), 1)
+    return from_parent, mean_from_children
 
 
 class MessagePassing(nnx.Module):
@@ -75,9 +66,14 @@ class MessagePassing(nnx.Module):
         self, tokens: Float[Array, "modules batch in"]
     ) -> Float[Array, "modules batch emb"]:
         activation = ACTIVATIONS[self.activation]
+        from_parent, mean_from_children = tree_matrices(self.parents)
         h = self.encoder(tokens)
         for own, to_parent, to_children in zip(self.own, self.to_parent, self.to_children):
-            up = mean_from_children(to_parent(h), self.parents)
-            down = from_parent(to_children(h), self.parents)
-            h = activation(own(h) + up + down)
+            # The three linear maps of a round as one product with their kernels side by side.
+            kernels = jnp.concatenate(
+                [own.kernel[...], to_parent.kernel[...], to_children.kernel[...]], axis=1)
+            mapped_own, mapped_up, mapped_down = jnp.split(h @ kernels, 3, axis=-1)
+            up = jnp.einsum("ij,jbe->ibe", mean_from_children, mapped_up)
+            down = jnp.einsum("ij,jbe->ibe", from_parent, mapped_down)
+            h = activation(mapped_own + own.bias[...] + up + down)
         return h

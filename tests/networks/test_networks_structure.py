@@ -128,3 +128,29 @@ def test_centralized_critic_sees_all_modules_while_policies_stay_local(
     assert local == {"act/m3", "value/m3"}
     central = changed_by(build("chain", arch=arch, centralized_critic=True), obs, "m3")
     assert central == {"act/m3"} | {f"value/{m}" for m in chain.module_names}
+
+
+def test_a_message_passing_round_is_the_documented_update():
+    """h_i <- tanh(W_self h_i + b + mean over children c of W_up h_c + W_down h_parent(i)),
+    written out module by module on a tree with a root, two children and two leaves under
+    the first child, against the trunk's batched form."""
+    from modular_ppo.networks.message_passing import MessagePassing
+
+    parents = (-1, 0, 0, 1, 1)
+    trunk = MessagePassing(3, (8,), 6, 2, parents, "tanh", rngs=nnx.Rngs(0))
+    tokens = jax.random.normal(jax.random.key(1), (len(parents), BATCH, 3))
+    h = np.asarray(trunk.encoder(tokens))
+    for own, up, down in zip(trunk.own, trunk.to_parent, trunk.to_children):
+        w_self, b = np.asarray(own.kernel[...]), np.asarray(own.bias[...])
+        w_up, w_down = np.asarray(up.kernel[...]), np.asarray(down.kernel[...])
+        new = []
+        for i, parent in enumerate(parents):
+            total = h[i] @ w_self + b
+            children = [c for c, p in enumerate(parents) if p == i]
+            if children:
+                total = total + np.mean([h[c] @ w_up for c in children], axis=0)
+            if parent >= 0:
+                total = total + h[parent] @ w_down
+            new.append(np.tanh(total))
+        h = np.stack(new)
+    np.testing.assert_allclose(np.asarray(trunk(tokens)), h, rtol=1e-5, atol=1e-5)
