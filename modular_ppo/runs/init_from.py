@@ -11,6 +11,7 @@ evaluation does: observations only, no reward, no parameter change). Everything 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 import jax
@@ -38,12 +39,11 @@ def with_source_settings(config: TrainRunConfig) -> TrainRunConfig:
     of its --init-from run. Such flags set away from the defaults to other values than the
     source's raise RunConfigError (the parameters fix them)."""
     source = load_run_config(config.init_from)
-    defaults = TrainRunConfig()
-    _check_kept(config, "network", config.network, defaults.network, source.network,
+    _check_kept(config, source, "network",
                 [field.name for field in dataclasses.fields(NetworkConfig)],
                 f"the new run takes that run's network (arch {source.network.arch}), whose "
                 "parameters it starts from")
-    _check_kept(config, "env", config.env, defaults.env, source.env, OBSERVATION_FIELDS,
+    _check_kept(config, source, "env", OBSERVATION_FIELDS,
                 "the new run observes its bodies as that run did, so that the parameters "
                 "read the features they were trained on")
     env = dataclasses.replace(
@@ -51,10 +51,13 @@ def with_source_settings(config: TrainRunConfig) -> TrainRunConfig:
     return dataclasses.replace(config, network=source.network, env=env)
 
 
-def _check_kept(config: TrainRunConfig, section: str, given, default, source,
-                names, why: str) -> None:
+def _check_kept(config: TrainRunConfig, source: TrainRunConfig, section: str,
+                names: Sequence[str], why: str) -> None:
+    """RunConfigError if a field of `config.<section>` named in `names` is set away from
+    the default to another value than the source run's."""
+    given, default, kept = (getattr(c, section) for c in (config, TrainRunConfig(), source))
     changed = [name for name in names
-               if getattr(given, name) not in (getattr(default, name), getattr(source, name))]
+               if getattr(given, name) not in (getattr(default, name), getattr(kept, name))]
     if changed:
         flags = ", ".join(flag(f"{section}.{name}") for name in changed)
         raise RunConfigError(
