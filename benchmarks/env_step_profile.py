@@ -6,11 +6,11 @@ random actions with parts of the step taken out.
     python benchmarks/env_step_profile.py --body centipede-6 --n-envs 256
 
 Variants, each a jitted `lax.scan` of `vmap(env.step)` over 32 steps, timed in turn:
-1. as committed: MuJoCo's C simulator behind a host callback per step, and a second one
+1. as committed: MuJoCo's C simulator behind a host call per step (host_call.py), and a second one
    that restarts the environments whose episode ended, made only on steps where one did
    (random actions topple the ant within tens of steps: most steps have one);
 2. without the restart callback (no environment restarts: the rest as in 1);
-3. the step callback returning its inputs instead of stepping MuJoCo (the callback's own
+3. the step host call returning its inputs instead of stepping MuJoCo (the call's own
    cost: transfers of every state and derived field, numpy conversions), no restart;
 4. no callbacks: the JAX side alone (actions, rewards, termination, observations).
 So 1 - 2 is the restart, 2 - 3 MuJoCo's stepping (with the kinematics at the new state that
@@ -31,17 +31,26 @@ import jax.numpy as jnp
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.env.cpu_simulator import DERIVED_FIELDS, STATE_FIELDS, CpuData, CpuPhysics
+from modular_ppo.env.host_call import host_call, register
 
 STEPS = 32
 FIELDS = STATE_FIELDS + DERIVED_FIELDS
 
 
+class _Echo:
+    def arrays(self, *arrays):
+        return arrays
+
+
+_ECHO = _Echo()
+register("env_step_profile/echo", _ECHO, "arrays")
+
+
 def echo_step(self: CpuPhysics, data: CpuData, ctrl) -> CpuData:
-    """A host callback with the real one's inputs and outputs that does not step MuJoCo."""
+    """A host call with the real one's inputs and outputs that does not step MuJoCo."""
     fields = [jnp.asarray(getattr(data, name), jnp.float32) for name in FIELDS]
-    out = jax.pure_callback(lambda *arrays: arrays,
-                            tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in fields),
-                            *fields, vmap_method="broadcast_all")
+    out = host_call("env_step_profile/echo",
+                    tuple(jax.ShapeDtypeStruct(x.shape, x.dtype) for x in fields), *fields)
     return CpuData(**dict(zip(FIELDS, out)))
 
 

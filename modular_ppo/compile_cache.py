@@ -4,10 +4,9 @@
 every program that took at least `MIN_COMPILE_S` to compile (the training step, the env
 reset, the evaluation, the network's initializers) in a folder, and a later command that
 builds the same program (same bodies, network, config, batch shape and versions) loads it
-instead of compiling it. JAX does not write programs that call back into Python: those
-that step MuJoCo's C simulator (the CPU backend's training step, reset and evaluation) are
-compiled by every run. (Loading them with the new process's callbacks, through JAX's
-private functions, was tried and crashed a process that ran several commands.)
+instead of compiling it. That holds for the CPU backend's programs too: they step MuJoCo's
+C simulator through host calls (modular_ppo.env.host_call), which name the simulator by a
+digest of its model instead of embedding a Python callback, which JAX would not write.
 
 Where (`cache_dir`): --compile-cache-dir, else JAX's own setting (JAX_COMPILATION_CACHE_DIR,
 or what a program that calls `cli.main` set), else `$XDG_CACHE_HOME/modular_ppo/jax`
@@ -47,9 +46,8 @@ class CompileCacheConfig:
 
     compile_cache: bool = True
     """Keep compiled programs in a persistent cache, so a later command of the same shape
-    loads them instead of compiling (on MJX: the training step, env reset and evaluation;
-    the CPU backend's, which call MuJoCo back from JAX, are compiled every time).
-    --no-compile-cache compiles everything afresh."""
+    loads them instead of compiling (the training step, env reset and evaluation, on
+    either backend). --no-compile-cache compiles everything afresh."""
     compile_cache_dir: Path | None = None
     """The cache folder. Default: JAX_COMPILATION_CACHE_DIR if set, else
     $XDG_CACHE_HOME/modular_ppo/jax (~/.cache/modular_ppo/jax)."""

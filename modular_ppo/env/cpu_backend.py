@@ -4,7 +4,7 @@ On CPU, MuJoCo's C simulator stepped on a thread pool is several times faster th
 (see BENCHMARKS.md). The env is the MJX env's own `ModularEnv` with `CpuPhysics` as its
 simulator: observations, rewards, termination, truncation, auto-reset and episode metrics
 are the same code, run on the C simulator's states. The policy stays in JAX: the physics
-is a `jax.pure_callback` inside the jitted rollout (cpu_simulator.py).
+is a host call inside the jitted rollout (cpu_simulator.py, host_call.py).
 
 Differences from the MJX env: the C simulator runs in float64 within a control step (MJX
 in float32), and with few solver iterations (the ant: one Newton iteration) the two

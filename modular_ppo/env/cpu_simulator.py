@@ -1,6 +1,8 @@
 """MuJoCo's C simulator on a thread pool, called from jitted JAX code with a whole batch.
 
-`CpuPhysics.step` is a `jax.pure_callback` with `vmap_method="broadcast_all"`: under
+`CpuPhysics.step` is a host call (`host_call.py`: an XLA FFI custom call into Python, which
+JAX's persistent cache can keep, unlike `jax.pure_callback`) with
+`vmap_method="broadcast_all"`: under
 `vmap(env.step)` one host call receives every environment's state, writes it into a
 `mujoco.batch.Batch` (persistent threads, the GIL released while they step), runs
 `frame_skip` substeps of `mj_step` per environment and hands back the new state with the
@@ -16,9 +18,11 @@ two control steps.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import threading
+import weakref
 
 import jax
 import jax.custom_batching
@@ -31,6 +35,7 @@ from mujoco import batch as mujoco_batch
 
 from modular_ppo.body import BodyGraph
 from modular_ppo.env.errors import EnvError
+from modular_ppo.env.host_call import host_call, register
 
 
 @struct.dataclass
@@ -98,10 +103,12 @@ class ThreadedSimulator:
         `with_contact_force_probe`)."""
         self.model = model
         self.frame_skip = frame_skip
-        self._stage = (mujoco.mjtStage.mjSTAGE_ACC if contact_forces
-                       else mujoco.mjtStage.mjSTAGE_VEL).value
+        self._stage = _stage(contact_forces)
         """What is computed at the new state: kinematics and velocities, or everything."""
         self.nthread = nthread or usable_cores()
+        self.key = simulator_key(model, frame_skip, self.nthread, contact_forces)
+        """Names this simulator's host calls: the same in every process for the same
+        model and settings, so compiled programs that call it can be cached."""
         self._batches: dict[int, mujoco_batch.Batch] = {}
         # A Batch must not be driven from two threads at once; XLA may run two
         # computations that call back concurrently.
@@ -181,6 +188,43 @@ class ThreadedSimulator:
             )
 
 
+def _stage(contact_forces: bool) -> int:
+    return (mujoco.mjtStage.mjSTAGE_ACC if contact_forces else mujoco.mjtStage.mjSTAGE_VEL).value
+
+
+def simulator_key(
+    model: mujoco.MjModel, frame_skip: int, nthread: int, contact_forces: bool
+) -> str:
+    """A digest of the compiled model (its binary) and the stepping settings (nthread
+    resolved: 0 is not a setting of its own)."""
+    binary = np.zeros(mujoco.mj_sizeModel(model), np.uint8)
+    mujoco.mj_saveModel(model, None, binary)
+    digest = hashlib.sha256(binary.tobytes()).hexdigest()[:24]
+    return (f"mujoco:{digest}:skip{frame_skip}:stage{_stage(contact_forces)}"
+            f":threads{nthread or usable_cores()}")
+
+
+_simulators: weakref.WeakValueDictionary[str, ThreadedSimulator] = (
+    weakref.WeakValueDictionary())
+"""key -> the live simulator of that key: envs of the same model and settings share one,
+so the host calls a compiled program names reach a simulator while any of them lives."""
+
+
+def shared_simulator(
+    model: mujoco.MjModel, frame_skip: int, nthread: int, contact_forces: bool
+) -> ThreadedSimulator:
+    """The live `ThreadedSimulator` of these settings, made (and its `step` and `start`
+    registered as host calls "<key>/step", "<key>/start") if there is none."""
+    existing = _simulators.get(simulator_key(model, frame_skip, nthread, contact_forces))
+    if existing is not None:
+        return existing
+    simulator = ThreadedSimulator(model, frame_skip, nthread, contact_forces)
+    _simulators[simulator.key] = simulator
+    register(f"{simulator.key}/step", simulator, "step")
+    register(f"{simulator.key}/start", simulator, "start")
+    return simulator
+
+
 class CpuPhysics:
     """The C-simulator `Simulator` of a ModularEnv: starts and steps one environment's
     `CpuData` (callers vmap), as the MJX `Physics` does an `mjx.Data`."""
@@ -193,7 +237,7 @@ class CpuPhysics:
         self.dt = float(body.model.opt.timestep) * self.frame_skip
         """Seconds per control step."""
         model = with_contact_force_probe(body.xml) if contact_forces else body.model
-        self.simulator = ThreadedSimulator(model, self.frame_skip, nthread, contact_forces)
+        self.simulator = shared_simulator(model, self.frame_skip, nthread, contact_forces)
         self._result_shapes = tuple(
             jax.ShapeDtypeStruct(self.simulator.shapes[name], jnp.float32)
             for name in STATE_FIELDS + DERIVED_FIELDS
@@ -208,7 +252,7 @@ class CpuPhysics:
 
     def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
         """A fresh state at (qpos, qvel); time, controls, activations, warm start zero."""
-        return self._callback(self.simulator.start, qpos, qvel)
+        return self._call("start", qpos, qvel)
 
     def restart_where(
         self, done: Bool[Array, ""], data: CpuData, qpos: Float[Array, "nq"],
@@ -220,7 +264,7 @@ class CpuPhysics:
         return self._restart_where(done, data, qpos, qvel)
 
     def _started_where(self, done: Array, data: CpuData, qpos: Array, qvel: Array) -> CpuData:
-        started = self._callback(self.simulator.start, qpos, qvel, done)
+        started = self._call("start", qpos, qvel, done)
         return jax.tree.map(lambda new, old: jnp.where(done, new, old), started, data)
 
     def _restart_where_batched(self, size: int, batched, done, data, qpos, qvel):
@@ -240,15 +284,12 @@ class CpuPhysics:
     def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
         """`frame_skip` physics steps holding `ctrl`."""
         state = {name: getattr(data, name) for name in STATE_FIELDS}
-        return self._callback(self.simulator.step, *{**state, "ctrl": ctrl}.values())
+        return self._call("step", *{**state, "ctrl": ctrl}.values())
 
-    def _callback(self, host_function, *inputs: Array) -> CpuData:
-        outputs = jax.pure_callback(
-            host_function,
-            self._result_shapes,
-            *(jnp.asarray(x, jnp.float32) for x in inputs),
-            vmap_method="broadcast_all",
-        )
+    def _call(self, method: str, *inputs: Array) -> CpuData:
+        """The simulator's `method` ("step" or "start") as a host call."""
+        outputs = host_call(f"{self.simulator.key}/{method}", self._result_shapes,
+                            *(jnp.asarray(x, jnp.float32) for x in inputs))
         return CpuData(**dict(zip(STATE_FIELDS + DERIVED_FIELDS, outputs)))
 
 

@@ -1,11 +1,10 @@
 """The CLI's persistent compilation cache (modular_ppo.compile_cache): a second `train` of
 the same shape, in a new process, loads the training step, the env reset and the
 evaluation instead of compiling them (checked by JAX's own cache-hit log, not by timing)
-and trains exactly as the first; --no-compile-cache writes nothing; a folder that cannot
-be used gives one warning and the command runs uncached.
-
-The tiny body trains on MJX: the CPU backend's programs call MuJoCo from host callbacks,
-which JAX does not cache."""
+and trains exactly as the first, on MJX and on the CPU backend (whose programs call
+MuJoCo's C simulator through host calls, modular_ppo.env.host_call); --no-compile-cache
+writes nothing; a folder that cannot be used gives one warning and the command runs
+uncached."""
 
 import contextlib
 import io
@@ -26,8 +25,8 @@ from modular_ppo.compile_cache import CompileCacheConfig, cache_dir, persistent_
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--ppo.n-envs", "4", "--ppo.n-minibatches", "2", "--ppo.rollout-length", "4",
         "--ppo.n-epochs", "1", "--env.episode-length", "8", "--ppo.total-steps", "32",
-        "--eval.n-envs", "2", "--eval.episode-length", "4", "--no-video", "--backend", "mjx"]
-"""Two iterations of 4 envs x 4 steps on MJX, an evaluation at the end."""
+        "--eval.n-envs", "2", "--eval.episode-length", "4", "--no-video"]
+"""Two iterations of 4 envs x 4 steps, an evaluation at the end."""
 CACHED = ("train_step", "reset", "run_episodes")
 """The programs a run compiles that take long enough to matter: the training step, the env
 reset and the evaluation."""
@@ -56,11 +55,12 @@ def no_jax_cache_dir():
     jax.config.update("jax_compilation_cache_dir", previous)
 
 
-def _train_process(body: Path, runs_root: Path, name: str, cache: Path) -> str:
+def _train_process(body: Path, runs_root: Path, name: str, cache: Path, backend: str) -> str:
     """`python cli.py train` in a new process, with JAX logging its compiles and cache hits;
     everything it printed."""
     done = subprocess.run(
-        [sys.executable, "cli.py", "train", "--body", str(body), *TINY, "--runs-root",
+        [sys.executable, "cli.py", "train", "--body", str(body), *TINY, "--backend", backend,
+         "--runs-root",
          str(runs_root), "--run-name", name, "--compile-cache-dir", str(cache)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "JAX_LOG_COMPILES": "1", "COLUMNS": "400"},
@@ -82,14 +82,26 @@ def _cli(*args: object) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def two_runs(body, tmp_path_factory):
-    """Two runs of the same shape, one process each, sharing an empty cache folder:
-    (runs root, cache folder, first run's log, second run's log)."""
-    root = tmp_path_factory.mktemp("runs")
-    cache = tmp_path_factory.mktemp("compile_cache")
-    first = _train_process(body, root, "first", cache)
-    second = _train_process(body, root, "second", cache)
-    return root, cache, first, second
+def run_pair(body, tmp_path_factory):
+    """run_pair(backend) -> two runs of the same shape, one process each, sharing an empty
+    cache folder: (runs root, cache folder, first run's log, second run's log)."""
+    pairs = {}
+
+    def make(backend: str):
+        if backend not in pairs:
+            root = tmp_path_factory.mktemp(f"runs_{backend}")
+            cache = tmp_path_factory.mktemp(f"compile_cache_{backend}")
+            first = _train_process(body, root, "first", cache, backend)
+            second = _train_process(body, root, "second", cache, backend)
+            pairs[backend] = root, cache, first, second
+        return pairs[backend]
+
+    return make
+
+
+@pytest.fixture(params=["mjx", "cpu"])
+def two_runs(run_pair, request):
+    return run_pair(request.param)
 
 
 def test_a_second_run_loads_its_programs_from_the_cache(two_runs):
@@ -115,8 +127,8 @@ def test_the_loaded_programs_train_as_the_compiled_ones(two_runs):
 
 
 def test_eval_keeps_its_programs_in_the_users_cache_unless_told_not_to(
-        two_runs, tmp_path, monkeypatch, no_jax_cache_dir):
-    root, *_ = two_runs
+        run_pair, tmp_path, monkeypatch, no_jax_cache_dir):
+    root, *_ = run_pair("mjx")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     default = tmp_path / "modular_ppo" / "jax"
     settings = {name: getattr(jax.config, name) for name in (
@@ -134,10 +146,10 @@ def test_eval_keeps_its_programs_in_the_users_cache_unless_told_not_to(
     assert settings == {name: getattr(jax.config, name) for name in settings}
 
 
-def test_a_folder_that_cannot_be_used_warns_once_and_runs_uncached(two_runs, tmp_path):
+def test_a_folder_that_cannot_be_used_warns_once_and_runs_uncached(run_pair, tmp_path):
     """The choice made: not an error, as a cache is only there to save time. (The evaluation
     runs on the C simulator: nothing to compile for MJX, and the same cache set-up.)"""
-    root, *_ = two_runs
+    root, *_ = run_pair("mjx")
     file = tmp_path / "not_a_folder"
     file.write_text("kept")
     code, out = _cli("eval", "--run", root / "tiny" / "first", "--episodes", 2,

@@ -166,7 +166,7 @@ def test_single_and_batched_calls_step_alike(stock_ant):
     np.testing.assert_array_equal(stepped.data.qpos, states.data.qpos[0, 0])
 
 
-def test_the_simulator_starts_only_the_environments_whose_episode_ended():
+def test_the_simulator_starts_only_the_environments_whose_episode_ended(monkeypatch):
     """Restarts cost a host call: one is made only on steps where some env is done, and
     computes only those envs."""
     env = make_env(load_body("ant-modular"), CONFIG, "cpu")
@@ -177,7 +177,7 @@ def test_the_simulator_starts_only_the_environments_whose_episode_ended():
         calls.append(None if where is None else np.asarray(where) > 0)
         return start(qpos, qvel, where)
 
-    simulator.start = counted_start
+    monkeypatch.setattr(simulator, "start", counted_start)  # envs of this model share it
     _, states = _rollout(env, _actions(env, seed=2))
     ended = [done > 0 for done in states.done if done.any()]
     # The reset starts every env; env 1 terminates at step 0, and each env is truncated
