@@ -13,6 +13,7 @@ The handler speaks XLA's typed FFI C API (`xla/ffi/api/c_api.h`, shipped with ja
 version 0.3): it answers XLA's metadata query, reads the call frame's buffers as numpy
 views, calls the function with the inputs and copies what it returns into the outputs.
 A Python exception is handed back to XLA as an FFI error, which JAX raises with its message.
+On an accelerator (JAX's default backend not the CPU) a host call is a `jax.pure_callback`.
 """
 
 from __future__ import annotations
@@ -119,8 +120,23 @@ def host_call(
     batch, every input broadcast to the batch's leading axes (`vmap_method="broadcast_all"`,
     as `jax.pure_callback` does). The function must be pure: XLA may drop or repeat calls
     whose outputs are unused or recomputed."""
+    if jax.default_backend() != "cpu":
+        # On an accelerator XLA's buffers are device memory, which the handler cannot read:
+        # there JAX's own host callback moves them (and such programs are not cached).
+        return tuple(jax.pure_callback(lambda *arrays: _function(key)(*arrays),
+                                       tuple(result_shapes), *inputs,
+                                       vmap_method="broadcast_all"))
     call = jax.ffi.ffi_call(TARGET, tuple(result_shapes), vmap_method="broadcast_all")
     return tuple(call(*inputs, key=key))
+
+
+def _function(key: str) -> Callable[..., Sequence[np.ndarray]]:
+    owner, method = _owners.get(key, (lambda: None, ""))
+    owner = owner()
+    if owner is None:
+        raise LookupError(f"host_call: nothing registered under {key!r} in this process (or "
+                          "the object registered is gone)")
+    return getattr(owner, method)
 
 
 _BUFFER_HEAD = struct.Struct("QQi4xQqQ")
@@ -170,12 +186,7 @@ def _handle(frame_pointer) -> int | None:
         return None
     try:
         key = _string_attrs(frame)["key"]
-        owner, method = _owners.get(key, (lambda: None, ""))
-        owner = owner()
-        if owner is None:
-            return _error(frame, f"host_call: nothing registered under {key!r} in this "
-                                 "process (or the object registered is gone)")
-        function = getattr(owner, method)
+        function = _function(key)
         inputs = [_array(frame.args.pointers[i]) for i in range(frame.args.size)]
         outputs = [_array(frame.rets.pointers[i]) for i in range(frame.rets.size)]
         results = function(*inputs)

@@ -108,3 +108,17 @@ def test_empty_boolean_and_integer_buffers_pass_through():
     for given, returned in zip(inputs, outputs):
         assert returned.shape == given.shape and returned.dtype == given.dtype
         np.testing.assert_array_equal(returned, given)
+
+
+def test_off_the_cpu_a_host_call_is_a_host_callback(monkeypatch):
+    """On an accelerator the FFI handler could not read XLA's (device) buffers: there the
+    call goes through jax.pure_callback, with the same values."""
+    recorder = Recorder()
+    register("test/affine", recorder, "affine")
+    x = jnp.arange(6.0) - 2
+    on_cpu = jax.jit(lambda x: _affine("test/affine", x, x))(x)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    function = jax.jit(lambda x: _affine("test/affine", x, x))
+    assert function.lower(x)._lowering.compile_args["host_callbacks"]
+    for expected, got in zip(on_cpu, function(x)):
+        np.testing.assert_array_equal(got, expected)
