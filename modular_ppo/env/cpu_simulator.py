@@ -1,8 +1,7 @@
 """MuJoCo's C simulator on a thread pool, called from jitted JAX code with a whole batch.
 
 `CpuPhysics.step` is a host call (`host_call.py`: an XLA FFI custom call into Python, which
-JAX's persistent cache can keep, unlike `jax.pure_callback`) with
-`vmap_method="broadcast_all"`: under
+JAX's persistent cache can keep, unlike `jax.pure_callback`) that sees the whole batch: under
 `vmap(env.step)` one host call receives every environment's state, writes it into a
 `mujoco.batch.Batch` (persistent threads, the GIL released while they step), runs
 `frame_skip` substeps of `mj_step` per environment and hands back the new state with the
