@@ -198,12 +198,12 @@ class TrainRunConfig:
 
 def check_distributed_backend(backend: str, distributed: DistributedConfig) -> None:
     """Raise RunConfigError for the C simulator in a run of several processes: it is
-    stepped from host callbacks, which this version does not split over several processes'
+    stepped from host calls, which this version does not split over several processes'
     devices (runs of several processes use MJX)."""
     if distributed.enabled and backend == "cpu":
         raise RunConfigError(
             "--backend cpu with --distributed.*: the C simulator is stepped from host "
-            "callbacks, which this version does not split over several processes' devices. "
+            "calls, which this version does not split over several processes' devices. "
             "Use --backend mjx (the default with --distributed.*)."
         )
 
