@@ -105,9 +105,6 @@ class ThreadedSimulator:
         self._stage = _stage(contact_forces)
         """What is computed at the new state: kinematics and velocities, or everything."""
         self.nthread = nthread or usable_cores()
-        self.key = simulator_key(model, frame_skip, self.nthread, contact_forces)
-        """Names this simulator's host calls: the same in every process for the same
-        model and settings, so compiled programs that call it can be cached."""
         self._batches: dict[int, mujoco_batch.Batch] = {}
         # A Batch must not be driven from two threads at once; XLA may run two
         # computations that call back concurrently.
@@ -195,7 +192,8 @@ def simulator_key(
     model: mujoco.MjModel, frame_skip: int, nthread: int, contact_forces: bool
 ) -> str:
     """A digest of the compiled model (its binary) and the stepping settings (nthread
-    resolved: 0 is not a setting of its own)."""
+    resolved: 0 is not a setting of its own): it names a simulator's host calls, the same
+    in every process, so compiled programs that call it can be cached."""
     binary = np.zeros(mujoco.mj_sizeModel(model), np.uint8)
     mujoco.mj_saveModel(model, None, binary)
     digest = hashlib.sha256(binary.tobytes()).hexdigest()[:24]
@@ -211,17 +209,18 @@ so the host calls a compiled program names reach a simulator while any of them l
 
 def shared_simulator(
     model: mujoco.MjModel, frame_skip: int, nthread: int, contact_forces: bool
-) -> ThreadedSimulator:
-    """The live `ThreadedSimulator` of these settings, made (and its `step` and `start`
-    registered as host calls "<key>/step", "<key>/start") if there is none."""
-    existing = _simulators.get(simulator_key(model, frame_skip, nthread, contact_forces))
-    if existing is not None:
-        return existing
-    simulator = ThreadedSimulator(model, frame_skip, nthread, contact_forces)
-    _simulators[simulator.key] = simulator
-    register(f"{simulator.key}/step", simulator, "step")
-    register(f"{simulator.key}/start", simulator, "start")
-    return simulator
+) -> tuple[str, ThreadedSimulator]:
+    """The key (`simulator_key`) and live `ThreadedSimulator` of these settings, made (and
+    its `step` and `start` registered as host calls "<key>/step", "<key>/start") if there
+    is none."""
+    key = simulator_key(model, frame_skip, nthread, contact_forces)
+    simulator = _simulators.get(key)
+    if simulator is None:
+        simulator = ThreadedSimulator(model, frame_skip, nthread, contact_forces)
+        _simulators[key] = simulator
+        register(f"{key}/step", simulator, "step")
+        register(f"{key}/start", simulator, "start")
+    return key, simulator
 
 
 class CpuPhysics:
@@ -236,7 +235,8 @@ class CpuPhysics:
         self.dt = float(body.model.opt.timestep) * self.frame_skip
         """Seconds per control step."""
         model = with_contact_force_probe(body.xml) if contact_forces else body.model
-        self.simulator = shared_simulator(model, self.frame_skip, nthread, contact_forces)
+        self._key, self.simulator = shared_simulator(model, self.frame_skip, nthread,
+                                                     contact_forces)
         self._result_shapes = tuple(
             jax.ShapeDtypeStruct(self.simulator.shapes[name], jnp.float32)
             for name in STATE_FIELDS + DERIVED_FIELDS
@@ -287,7 +287,7 @@ class CpuPhysics:
 
     def _call(self, method: str, *inputs: Array) -> CpuData:
         """The simulator's `method` ("step" or "start") as a host call."""
-        outputs = host_call(f"{self.simulator.key}/{method}", self._result_shapes,
+        outputs = host_call(f"{self._key}/{method}", self._result_shapes,
                             *(jnp.asarray(x, jnp.float32) for x in inputs))
         return CpuData(**dict(zip(STATE_FIELDS + DERIVED_FIELDS, outputs)))
 
