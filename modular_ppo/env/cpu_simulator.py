@@ -288,7 +288,7 @@ class CpuPhysics:
     def _call(self, method: str, *inputs: Array) -> CpuData:
         """The simulator's `method` ("step" or "start") as a host call."""
         outputs = host_call(f"{self._key}/{method}", self._result_shapes,
-                            *(jnp.asarray(x, jnp.float32) for x in inputs), asynchronous=True)
+                            *(jnp.asarray(x, jnp.float32) for x in inputs))
         return CpuData(**dict(zip(STATE_FIELDS + DERIVED_FIELDS, outputs)))
 
 

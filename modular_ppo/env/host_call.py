@@ -14,16 +14,10 @@ version 0.3): it answers XLA's metadata query, reads the call frame's buffers as
 views, calls the function with the inputs and copies what it returns into the outputs.
 A Python exception is handed back to XLA as an FFI error, which JAX raises with its message.
 On an accelerator (JAX's default backend not the CPU) a host call is a `jax.pure_callback`.
-
-An asynchronous host call (`asynchronous=True`, its own target `ASYNC_TARGET`) hands XLA an
-FFI future and runs the function on a worker thread, so XLA goes on with the operations that
-do not need its outputs (another half of the environments' policy, another body's step)
-while it runs; XLA keeps the call's buffers alive until the worker sets the future.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import math
 import struct
@@ -35,9 +29,7 @@ import jax
 import numpy as np
 
 TARGET = "modular_ppo_host_call"
-"""The FFI target every synchronous host call goes through."""
-ASYNC_TARGET = "modular_ppo_host_call_async"
-"""The FFI target of asynchronous host calls."""
+"""The FFI target every host call goes through."""
 
 
 class _ByteSpan(ctypes.Structure):
@@ -92,36 +84,13 @@ class _ErrorCreateArgs(ctypes.Structure):
                 ("message", ctypes.c_char_p), ("errc", ctypes.c_int)]
 
 
-class _FutureArgs(ctypes.Structure):
-    """XLA_FFI_Future_Create_Args and XLA_FFI_Future_SetAvailable_Args (the same layout)."""
-
-    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
-                ("future", ctypes.c_void_p)]
-
-
-class _FutureErrorArgs(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
-                ("future", ctypes.c_void_p), ("error", ctypes.c_void_p)]
-
-
-def _api_function(*args) -> type:
-    return ctypes.CFUNCTYPE(ctypes.c_void_p, *args)
-
-
 class _Api(ctypes.Structure):
-    """XLA_FFI_Api up to XLA_FFI_Future_SetError; the functions not called are untyped."""
+    """The head of XLA_FFI_Api, up to its first function, XLA_FFI_Error_Create."""
 
     _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
                 ("api_version", _ApiVersion), ("internal_api", ctypes.c_void_p),
-                ("error_create", _api_function(ctypes.POINTER(_ErrorCreateArgs))),
-                *[(name, ctypes.c_void_p) for name in (
-                    "error_get_message", "error_destroy", "handler_register", "stream_get",
-                    "type_register", "execution_context_get", "state_set", "state_get",
-                    "device_memory_allocate", "device_memory_free", "thread_pool_schedule",
-                    "thread_pool_num_threads")],
-                ("future_create", _api_function(ctypes.POINTER(_FutureArgs))),
-                ("future_set_available", _api_function(ctypes.POINTER(_FutureArgs))),
-                ("future_set_error", _api_function(ctypes.POINTER(_FutureErrorArgs)))]
+                ("error_create", ctypes.CFUNCTYPE(ctypes.c_void_p,
+                                                  ctypes.POINTER(_ErrorCreateArgs)))]
 
 
 _METADATA_EXTENSION = 1
@@ -144,24 +113,20 @@ def register(key: str, owner: object, method: str) -> None:
 
 
 def host_call(
-    key: str, result_shapes: Sequence[jax.ShapeDtypeStruct], *inputs: jax.Array,
-    asynchronous: bool = False,
+    key: str, result_shapes: Sequence[jax.ShapeDtypeStruct], *inputs: jax.Array
 ) -> tuple[jax.Array, ...]:
     """Call the function registered under `key` with `inputs` as numpy arrays; it returns
     arrays of `result_shapes` (same order). Under vmap the function receives the whole
     batch, every input broadcast to the batch's leading axes (`vmap_method="broadcast_all"`,
     as `jax.pure_callback` does). The function must be pure: XLA may drop or repeat calls
-    whose outputs are unused or recomputed. asynchronous: run it on a worker thread while
-    XLA goes on with what does not depend on it (the function must then be safe to call
-    from another thread, and concurrently with other asynchronous calls)."""
+    whose outputs are unused or recomputed."""
     if jax.default_backend() != "cpu":
         # On an accelerator XLA's buffers are device memory, which the handler cannot read:
         # there JAX's own host callback moves them (and such programs are not cached).
         return tuple(jax.pure_callback(lambda *arrays: _function(key)(*arrays),
                                        tuple(result_shapes), *inputs,
                                        vmap_method="broadcast_all"))
-    call = jax.ffi.ffi_call(ASYNC_TARGET if asynchronous else TARGET, tuple(result_shapes),
-                            vmap_method="broadcast_all")
+    call = jax.ffi.ffi_call(TARGET, tuple(result_shapes), vmap_method="broadcast_all")
     return tuple(call(*inputs, key=key))
 
 
@@ -210,92 +175,31 @@ def _error(frame: _CallFrame, message: str) -> int:
     return api.error_create(ctypes.byref(args))
 
 
-def _answer_metadata(frame: _CallFrame) -> bool:
-    """Fill in XLA's metadata query, if that is what the call is."""
-    extension = frame.extension_start
-    if not (extension and extension.contents.type == _METADATA_EXTENSION):
-        return False
-    metadata = ctypes.cast(extension, ctypes.POINTER(_MetadataExtension)).contents.metadata
-    metadata.contents.api_version = _ApiVersion(ctypes.sizeof(_ApiVersion), None, 0, 3)
-    metadata.contents.traits = 0
-    metadata.contents.state_type_id = 0
-    return True
-
-
-def _run(frame: _CallFrame) -> Callable[[], str | None]:
-    """The call as a function of no arguments that runs it, writes its outputs and returns
-    None, or an error message. Everything is read from the frame before it returns (the
-    frame itself lives only as long as the handler runs; its buffers as long as XLA says)."""
-    key = _string_attrs(frame)["key"]
-    function = _function(key)
-    inputs = [_array(frame.args.pointers[i]) for i in range(frame.args.size)]
-    outputs = [_array(frame.rets.pointers[i]) for i in range(frame.rets.size)]
-
-    def run() -> str | None:
-        try:
-            results = function(*inputs)
-            if len(results) != len(outputs):
-                return (f"host_call {key!r}: the function returned {len(results)} arrays, "
-                        f"the call expects {len(outputs)}")
-            for output, result in zip(outputs, results):
-                output[...] = result
-            return None
-        except Exception:  # noqa: BLE001 - every error goes back to XLA, which raises it
-            return traceback.format_exc()
-
-    return run
-
-
 def _handle(frame_pointer) -> int | None:
     frame = frame_pointer.contents
-    if _answer_metadata(frame):
+    extension = frame.extension_start
+    if extension and extension.contents.type == _METADATA_EXTENSION:
+        metadata = ctypes.cast(extension, ctypes.POINTER(_MetadataExtension)).contents.metadata
+        metadata.contents.api_version = _ApiVersion(ctypes.sizeof(_ApiVersion), None, 0, 3)
+        metadata.contents.traits = 0
+        metadata.contents.state_type_id = 0
         return None
     try:
-        message = _run(frame)()
-    except Exception:  # noqa: BLE001
-        message = traceback.format_exc()
-    return None if message is None else _error(frame, message)
-
-
-_workers = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="host_call")
-"""Where asynchronous host calls run: more than one, so that calls XLA issues together (two
-halves of a batch, several bodies) run together, each serialized only by its own function."""
-
-
-def _handle_async(frame_pointer) -> int | None:
-    frame = frame_pointer.contents
-    if _answer_metadata(frame):
+        key = _string_attrs(frame)["key"]
+        function = _function(key)
+        inputs = [_array(frame.args.pointers[i]) for i in range(frame.args.size)]
+        outputs = [_array(frame.rets.pointers[i]) for i in range(frame.rets.size)]
+        results = function(*inputs)
+        if len(results) != len(outputs):
+            return _error(frame, f"host_call {key!r}: the function returned {len(results)} "
+                                 f"arrays, the call expects {len(outputs)}")
+        for output, result in zip(outputs, results):
+            output[...] = result
         return None
-    try:
-        run = _run(frame)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - every error goes back to XLA, which raises it
         return _error(frame, traceback.format_exc())
-    api = ctypes.cast(frame.api, ctypes.POINTER(_Api)).contents
-    created = _FutureArgs(ctypes.sizeof(_FutureArgs), None, None)
-    error = api.future_create(ctypes.byref(created))
-    if error:
-        return error
-    future = created.future
-    error_args = _ErrorCreateArgs(ctypes.sizeof(_ErrorCreateArgs), None, b"", _ERROR_INTERNAL)
-
-    def complete() -> None:
-        message = run()
-        if message is None:
-            api.future_set_available(
-                ctypes.byref(_FutureArgs(ctypes.sizeof(_FutureArgs), None, future)))
-        else:
-            error_args.message = message.encode(errors="replace")
-            api.future_set_error(ctypes.byref(_FutureErrorArgs(
-                ctypes.sizeof(_FutureErrorArgs), None, future,
-                api.error_create(ctypes.byref(error_args)))))
-
-    frame.future = future
-    _workers.submit(complete)
-    return None
 
 
-_HANDLER_TYPE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(_CallFrame))
-_HANDLERS = (_HANDLER_TYPE(_handle), _HANDLER_TYPE(_handle_async))
-"""Kept for the process's lifetime: XLA holds their addresses."""
-for _target, _handler in zip((TARGET, ASYNC_TARGET), _HANDLERS):
-    jax.ffi.register_ffi_target(_target, jax.ffi.pycapsule(_handler), platform="cpu")
+_HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(_CallFrame))(_handle)
+"""Kept for the process's lifetime: XLA holds its address."""
+jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(_HANDLER), platform="cpu")

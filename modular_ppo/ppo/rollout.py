@@ -55,56 +55,13 @@ def collect_rollout(
     env_state: State,
     recurrent: NetState,
     length: int,
-    in_halves: bool = False,
 ) -> tuple[nnx.State, State, NetState, Rollout]:
     """Step N envs (a batched `env_state`) `length` times, sampling actions from the network.
 
     The recurrent state is reset (`network.reset_state`) for the environments whose step
     ended an episode. Returns the network state (its RNG counters advanced), env states and
     recurrent states after the rollout, and the rollout.
-
-    in_halves: step the first and the second half of the environments in turn, each half's
-    simulator running while the network acts for the other half (`_steps_in_halves`); the
-    same environments and network, sampled from other draws of the network's random streams.
     """
-    steps = _steps_in_halves if in_halves else _steps
-    network_state, env_state, recurrent, transitions = steps(
-        env, graphdef, network_state, env_state, recurrent, length
-    )
-    # Only the value estimates of this call are kept; whatever it changes in the network
-    # state is dropped, so bootstrapping does not shift the network's random streams.
-    bootstrap = nnx.merge(graphdef, network_state)(recurrent, env_state.obs, deterministic=True)
-    rollout = Rollout(
-        **{
-            **transitions,
-            "episode_sums": jax.tree.map(jnp.sum, transitions["episode_sums"]),
-            "nonfinite_actions": jax.tree.map(jnp.any, transitions["nonfinite_actions"]),
-        },
-        last_values=bootstrap.output.value_estimates,
-    )
-    return network_state, env_state, recurrent, rollout
-
-
-def _transition(env_state: State, out, next_env_state: State) -> dict[str, Any]:
-    """One step's entries of the Rollout (episode sums and flags not yet reduced over time)."""
-    done = next_env_state.done
-    finished = jax.tree.map(lambda value: jnp.sum(done * value),
-                            next_env_state.info["last_episode"])
-    return dict(
-        obs=env_state.obs,
-        extras=out.output.extras,
-        loglikelihoods=out.output.loglikelihoods,
-        values=out.output.value_estimates,
-        rewards=next_env_state.reward,
-        done=done,
-        truncated=next_env_state.info["truncation"],
-        episode_sums={**finished, "count": jnp.sum(done)},
-        nonfinite_actions=jax.tree.map(nonfinite, out.output.actions),
-    )
-
-
-def _steps(env, graphdef, network_state, env_state, recurrent, length):
-    """The rollout's scan: the network acts for every environment, then they all step."""
     step_envs = jax.vmap(env.step)
 
     def step(carry, _):
@@ -112,68 +69,39 @@ def _steps(env, graphdef, network_state, env_state, recurrent, length):
         network = nnx.merge(graphdef, network_state)
         out = network(recurrent, env_state.obs)
         next_env_state = step_envs(env_state, out.output.actions)
-        next_recurrent = network.reset_state(out.next_state, next_env_state.done > 0)
-        return ((nnx.state(network), next_env_state, next_recurrent),
-                _transition(env_state, out, next_env_state))
+        done = next_env_state.done
+        next_recurrent = network.reset_state(out.next_state, done > 0)
+        finished = jax.tree.map(
+            lambda value: jnp.sum(done * value), next_env_state.info["last_episode"]
+        )
+        transition = dict(
+            obs=env_state.obs,
+            extras=out.output.extras,
+            loglikelihoods=out.output.loglikelihoods,
+            values=out.output.value_estimates,
+            rewards=next_env_state.reward,
+            done=done,
+            truncated=next_env_state.info["truncation"],
+            episode_sums={**finished, "count": jnp.sum(done)},
+            nonfinite_actions=jax.tree.map(nonfinite, out.output.actions),
+        )
+        return (nnx.state(network), next_env_state, next_recurrent), transition
 
-    (network_state, env_state, recurrent), transitions = jax.lax.scan(
+    (network_state, env_state, recurrent), steps = jax.lax.scan(
         step, (network_state, env_state, recurrent), length=length
     )
-    return network_state, env_state, recurrent, transitions
-
-
-def _steps_in_halves(env, graphdef, network_state, env_state, recurrent, length):
-    """The rollout's scan with the environments in halves a and b, software-pipelined:
-    b's actions are computed one loop iteration ahead, so that each iteration issues b's
-    simulator step, then the network for a (which does not wait for it), then a's step,
-    then the network for b (which needs b's step, not a's). With asynchronous simulator
-    calls XLA runs each half's stepping beside the network's work for the other half.
-    The transitions are put back together in environment order."""
-    n = jax.tree.leaves(env_state)[0].shape[0]
-    if n % 2:
-        raise ValueError(f"a rollout in halves needs an even number of environments, not {n}")
-    step_envs = jax.vmap(env.step)
-
-    def halves(tree):
-        return (jax.tree.map(lambda x: x[: n // 2], tree),
-                jax.tree.map(lambda x: x[n // 2:], tree))
-
-    def joined(a, b):
-        return jax.tree.map(lambda x, y: jnp.concatenate([x, y]), a, b)
-
-    state_a, state_b = halves(env_state)
-    recurrent_a, recurrent_b = halves(recurrent)
-    network = nnx.merge(graphdef, network_state)
-    out_b = network(recurrent_b, state_b.obs)
-
-    def step(carry, _):
-        network_state, state_a, state_b, recurrent_a, recurrent_b, out_b = carry
-        next_b = step_envs(state_b, out_b.output.actions)
-        network = nnx.merge(graphdef, network_state)
-        out_a = network(recurrent_a, state_a.obs)
-        next_a = step_envs(state_a, out_a.output.actions)
-        next_recurrent_b = network.reset_state(out_b.next_state, next_b.done > 0)
-        next_out_b = network(next_recurrent_b, next_b.obs)
-        next_recurrent_a = network.reset_state(out_a.next_state, next_a.done > 0)
-        a, b = _transition(state_a, out_a, next_a), _transition(state_b, out_b, next_b)
-        transition = {
-            **joined({k: v for k, v in a.items() if k not in ("episode_sums",
-                                                              "nonfinite_actions")},
-                     {k: v for k, v in b.items() if k not in ("episode_sums",
-                                                              "nonfinite_actions")}),
-            "episode_sums": jax.tree.map(jnp.add, a["episode_sums"], b["episode_sums"]),
-            "nonfinite_actions": jax.tree.map(jnp.logical_or, a["nonfinite_actions"],
-                                              b["nonfinite_actions"]),
-        }
-        carry = (nnx.state(network), next_a, next_b, next_recurrent_a, next_recurrent_b,
-                 next_out_b)
-        return carry, transition
-
-    (network_state, state_a, state_b, recurrent_a, recurrent_b, _), transitions = (
-        jax.lax.scan(step, (nnx.state(network), state_a, state_b, recurrent_a, recurrent_b,
-                            out_b), length=length)
+    # Only the value estimates of this call are kept; whatever it changes in the network
+    # state is dropped, so bootstrapping does not shift the network's random streams.
+    bootstrap = nnx.merge(graphdef, network_state)(recurrent, env_state.obs, deterministic=True)
+    rollout = Rollout(
+        **{
+            **steps,
+            "episode_sums": jax.tree.map(jnp.sum, steps["episode_sums"]),
+            "nonfinite_actions": jax.tree.map(jnp.any, steps["nonfinite_actions"]),
+        },
+        last_values=bootstrap.output.value_estimates,
     )
-    return network_state, joined(state_a, state_b), joined(recurrent_a, recurrent_b), transitions
+    return network_state, env_state, recurrent, rollout
 
 
 def replay(
