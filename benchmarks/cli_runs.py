@@ -31,6 +31,10 @@ class CliRun:
     """Wall seconds from starting the command to the line at which `until` said stop."""
     stopped_cpu_s: float | None
     """The command's CPU seconds (user + system, all threads) by then."""
+    marked_s: float | None
+    """Wall seconds from starting the command to the first line `mark` picked out."""
+    marked_cpu_s: float | None
+    """The command's CPU seconds by then."""
     cut: bool
     """Whether the budget ran out first (the command was killed)."""
     returncode: int | None
@@ -51,9 +55,11 @@ def metrics_rows(runs_root: Path) -> list[dict]:
 
 
 def run_cli(train_flags: list[str], runs_root: Path, budget_s: float,
-            until: Callable[[str, Path], bool] | None = None) -> CliRun:
+            until: Callable[[str, Path], bool] | None = None,
+            mark: Callable[[str], bool] | None = None) -> CliRun:
     """`cli.py train *train_flags --runs-root runs_root`, killed at the first output line
-    for which until(line, runs_root) is true, or when `budget_s` seconds have passed."""
+    for which until(line, runs_root) is true, or when `budget_s` seconds have passed; the
+    first line for which mark(line) is true is timed on the way."""
     command = [sys.executable, "cli.py", "train", *train_flags, "--runs-root", str(runs_root)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
     started = time.perf_counter()
@@ -68,11 +74,14 @@ def run_cli(train_flags: list[str], runs_root: Path, budget_s: float,
     watchdog = threading.Timer(budget_s, out_of_time)
     watchdog.start()
     lines: list[str] = []
-    first_line_s = stopped_s = stopped_cpu_s = None
+    first_line_s = stopped_s = stopped_cpu_s = marked_s = marked_cpu_s = None
     try:
         for line in process.stdout:
             lines.append(line.rstrip())
             first_line_s = first_line_s or time.perf_counter() - started
+            if marked_s is None and mark is not None and mark(line):
+                marked_s = time.perf_counter() - started
+                marked_cpu_s = cpu_seconds(process.pid)
             if until is not None and until(line, runs_root):
                 stopped_s = time.perf_counter() - started
                 stopped_cpu_s = cpu_seconds(process.pid)
@@ -82,4 +91,4 @@ def run_cli(train_flags: list[str], runs_root: Path, budget_s: float,
     finally:
         watchdog.cancel()
     return CliRun(lines, metrics_rows(runs_root), first_line_s, stopped_s, stopped_cpu_s,
-                  cut.is_set(), process.returncode)
+                  marked_s, marked_cpu_s, cut.is_set(), process.returncode)

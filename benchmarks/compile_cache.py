@@ -4,14 +4,16 @@
     taskset -c 1 python benchmarks/compile_cache.py --pairs 1 -- --body tiny.xml --backend mjx
 
 Each pair starts `python cli.py train --body ant-modular` (plus the flags after `--`) twice
-with a fresh, empty --compile-cache-dir shared by the two, and stops each run once it has
-printed its first progress line. Per run it records the wall time from starting the
-command to that line and the command's CPU seconds by then (a figure that other processes
-on the same core slow less), the wall time to its first output line (imports and
-start-up), from the run's first metrics row `time/compile_s` (tracing, lowering and
-compiling or loading the training step), `time/elapsed_s` (from building the run to the
-end of the first training call) and `time/eval_s` (the evaluation the CLI runs after the
-first call, before its first progress line), and the cache folder's entries after it.
+with a fresh, empty --compile-cache-dir shared by the two, and stops each run once its first
+metrics row is written (after the first training call and the first evaluation). Per run
+it records the wall time from starting the command to its first progress line (printed
+as the first training call returns, before the evaluation) and the command's CPU seconds
+by then (a figure that other processes on the same core slow less), the wall time to its
+first output line (imports and start-up), from its first metrics row `time/compile_s`
+(tracing, lowering and compiling or loading the training step), `time/elapsed_s` (from
+building the run to the end of the first training call) and `time/eval_s` (the first
+evaluation, whose results the progress shows that much later), and the cache folder's
+entries after it.
 Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table.
 The target (issue 15): the second run's first progress line within 10 s.
 """
@@ -25,24 +27,25 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cli_runs import PROGRESS_PREFIX, ROOT, run_cli
+from cli_runs import PROGRESS_PREFIX, ROOT, metrics_rows, run_cli
 from report import environment_facts
 
 TARGET_S = 10.0
 
 
 def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) -> dict:
-    """One `cli.py train` until its first progress line; its timings."""
+    """One `cli.py train` until its first metrics row; its timings."""
     load_before = os.getloadavg()[0]
     run = run_cli([*flags, "--compile-cache-dir", str(cache)], runs_root, timeout_s,
-                  until=lambda line, _: line.startswith(PROGRESS_PREFIX))
-    if run.stopped_s is None:
+                  mark=lambda line: line.startswith(PROGRESS_PREFIX),
+                  until=lambda _, root: bool(metrics_rows(root)))
+    if run.stopped_s is None or run.marked_s is None:
         raise RuntimeError(f"no progress line within {timeout_s:.0f} s from cli.py train "
                            f"{' '.join(flags)} (exit {run.returncode}):\n"
                            + "\n".join(run.lines[-20:]))
     first_row = run.rows[0]
     entries = list(cache.glob("*-cache"))
-    return dict(first_progress_s=run.stopped_s, first_progress_cpu_s=run.stopped_cpu_s,
+    return dict(first_progress_s=run.marked_s, first_progress_cpu_s=run.marked_cpu_s,
                 started_s=run.first_line_s, compile_s=first_row["time/compile_s"],
                 first_call_elapsed_s=first_row["time/elapsed_s"],
                 eval_s=first_row.get("time/eval_s", 0.0),

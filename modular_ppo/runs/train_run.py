@@ -163,11 +163,15 @@ def _train(
                 write_json(run_dir / FAILURE_FILE, failure)
             outcome["stopped"] = TrainingFailed(failure["error"], run_dir)
             return True
+        # The iteration's progress shows before its evaluation runs: the first line of a run
+        # then comes as soon as training does, not an evaluation's seconds later.
+        progress.update(steps, metrics)
         if due("eval", config.eval_every_steps, steps) and log.enabled:
-            metrics.update(_evaluate(evaluator, state, eval_key))
+            evaluation = _evaluate(evaluator, state, eval_key)
+            progress.show_evaluation(evaluation)
+            metrics.update(evaluation)
             last["eval"] = steps
         log.write(steps, metrics)
-        progress.update(steps, metrics)
         if stop.requested or due("checkpoint", config.checkpoint_every_steps, steps):
             checkpointer.save(steps, state)
             last["checkpoint"] = last_saved = steps
