@@ -27,13 +27,14 @@ family-<setting>, finetune-<setting> or specialist; setting: <arch>-<morphology>
 the log; checkpoints are dropped, a shared run's once its fine-tuned runs are done. The
 load average is sampled every 30 s into <results>/load.jsonl.
 
-`report` prints, per family and setting, for each held-out body (mean over the seeds that
-have every run, min-max): the zero-shot team return at the end of shared training as a
-fraction of the specialist's final return, beside the same fraction at the shared run's
-first evaluation (after one iteration: what a network that has learned nothing yet gets on
-the held-out body, mostly by standing), and the env steps the fine-tuned run took to
-first reach the specialist's final return as a fraction of N ("not within N" where a seed's
-did not). Targets (issue 16): zero-shot >= 75% on centipede-8 and >= 60% on the second
+`report` prints, per family and setting, for each held-out body (mean over the seeds whose
+shared run and specialist have finished, min-max): the zero-shot team return at the end of
+shared training as a fraction of the specialist's final return, beside the same fraction at
+the shared run's first evaluation (after one iteration: what a network that has learned
+nothing yet gets on the held-out body, mostly by standing), and, over those of the seeds
+whose fine-tuned run has finished too ("none finished" where none has), the env steps the
+fine-tuned run took to first reach the specialist's final return as a fraction of N ("not
+within N" where a seed's did not). Targets (issue 16): zero-shot >= 75% on centipede-8 and >= 60% on the second
 family's held-out bodies; fine-tuning within 1/3 of the specialist's steps.
 """
 
@@ -189,6 +190,10 @@ def _drop_shared_checkpoints(jobs: list[Job], busy: list[Job], family: str,
                 keep_records_only(run_dir)
 
 
+def _finished(run_dir: Path | None) -> bool:
+    return run_dir is not None and (run_dir / "eval.json").exists()
+
+
 def _evaluations(run_dir: Path) -> list[dict]:
     return [row for row in metrics_rows(run_dir)
             if any(key.startswith("eval/team_return") for key in row)]
@@ -226,25 +231,29 @@ def report(results: Path, write: bool) -> str:
                         Job(kind, name, seed, []).run_dir(results, family)
                         for kind, name in ((f"family-{setting}", spec.train),
                                            (f"finetune-{setting}", body), ("specialist", body)))
-                    if not all(d is not None and (d / "eval.json").exists()
-                               for d in (trained, tuned, specialist)):
+                    if not all(_finished(d) for d in (trained, specialist)):
                         continue
                     final = json.loads((specialist / "eval.json").read_text())["eval/team_return"]
                     key = f"eval/team_return/{body}"
                     held = [row[key] for row in _evaluations(trained) if key in row]
                     zero_shot.append(held[-1] / final)
                     untrained.append(held[0] / final)
+                    finals.append(final)
+                    if not _finished(tuned):
+                        continue
                     total = json.loads((tuned / "config.json").read_text())["config"]["ppo"][
                         "total_steps"]
                     reached = [row["step"] for row in _evaluations(tuned)
                                if row.get("eval/team_return", float("-inf")) >= final]
                     finetune.append(reached[0] / total if reached else None)
-                    finals.append(final)
                 if finals:
+                    tuned_cell = _summary(finetune, False) if finetune else "none finished"
+                    if finetune and len(finetune) < len(finals):
+                        tuned_cell += f" ({len(finetune)} of {len(finals)} seeds finished)"
                     lines.append(
                         f"| {setting} | {body} | {len(finals)} | "
                         f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
-                        f"{_summary(untrained, True)} | {_summary(finetune, False)} |")
+                        f"{_summary(untrained, True)} | {tuned_cell} |")
     text = (f"\n### Transfer within a family: report of {dt.date.today()} "
             f"({host_and_load(results)})\n\n`python benchmarks/transfer_table.py report "
             f"--results {shown(results)}`\n" + "\n".join(lines) + "\n")

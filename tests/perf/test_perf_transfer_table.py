@@ -78,3 +78,28 @@ def test_the_report_divides_by_the_specialists_final_return(tmp_path):
 ])
 def test_cells_give_the_mean_and_spread_over_seeds(values, percent, shown):
     assert transfer_table._summary(values, percent) == shown
+
+
+def test_zero_shot_counts_every_seed_whose_shared_run_and_specialist_finished(tmp_path):
+    family = tmp_path / "centipede"
+    for seed, final in ((0, 1000.0), (1, 500.0)):
+        _run_dir(family / "specialist" / "centipede-8" / "centipede-8" / f"seed{seed}", 1000,
+                 [(1000, {"eval/team_return": final})])
+        for setting in ("shared-none", "graph-none"):
+            _run_dir(family / f"family-{setting}" / "train" / "centipede-4+centipede-6"
+                     / f"seed{seed}", 1000,
+                     [(500, {"eval/team_return/centipede-8": 100.0}),
+                      (1000, {"eval/team_return/centipede-8": 400.0})])
+    # Only seed 0 of the shared setting is fine-tuned; seed 1's fine-tuned run is unfinished.
+    _run_dir(family / "finetune-shared-none" / "centipede-8" / "centipede-8" / "seed0", 1000,
+             [(250, {"eval/team_return": 1000.0})])
+    unfinished = family / "finetune-shared-none" / "centipede-8" / "centipede-8" / "seed1"
+    unfinished.mkdir(parents=True)
+    (unfinished / "config.json").write_text("{}")
+
+    text = transfer_table.report(tmp_path, write=False)
+    # 400 of 1,000 and 400 of 500.
+    assert ("| shared-none | centipede-8 | 2 | 750 | 60% (40%-80%) | 15% (10%-20%) "
+            "| 0.25 (1 of 2 seeds finished) |") in text
+    assert ("| graph-none | centipede-8 | 2 | 750 | 60% (40%-80%) | 15% (10%-20%) "
+            "| none finished |") in text
