@@ -34,8 +34,9 @@ the shared run's first evaluation (after one iteration: what a network that has 
 nothing yet gets on the held-out body, mostly by standing), and, over those of the seeds
 whose fine-tuned run has finished too ("none finished" where none has), the env steps the
 fine-tuned run took to first reach the specialist's final return as a fraction of N ("not
-within N" where a seed's did not). Targets (issue 16): zero-shot >= 75% on centipede-8 and >= 60% on the second
-family's held-out bodies; fine-tuning within 1/3 of the specialist's steps.
+within N" where a seed's did not). Targets (issue 16): zero-shot >= 75% on centipede-8 and
+>= 60% on the second family's held-out bodies; fine-tuning within 1/3 of the specialist's
+steps.
 """
 
 from __future__ import annotations
@@ -112,8 +113,7 @@ class Job:
         return found[0] if found else None
 
     def finished(self, results: Path, family: str) -> bool:
-        run_dir = self.run_dir(results, family)
-        return run_dir is not None and (run_dir / "eval.json").exists()
+        return _finished(self.run_dir(results, family))
 
 
 def setting_flags(arch: str, morphology: str, identity: str) -> tuple[str, list[str]]:

@@ -47,11 +47,10 @@ class Progress:
         self.console.print(text)
 
     def update(self, step: int, metrics: dict[str, float]) -> None:
-        self.latest = dict(metrics)
+        self.latest = metrics
         self._step = step
         if "time/compile_s" in metrics:
             self.compile_s = metrics["time/compile_s"]
-        self._show_evaluation(metrics)
         if self._live is not None:
             self._live.update(self._table(step))
         elif time.monotonic() - self._last_line > 5.0 or step >= self.total_steps:
@@ -60,13 +59,9 @@ class Progress:
 
     def show_evaluation(self, metrics: dict[str, float]) -> None:
         """An evaluation's results: in the table at once, in the next progress line."""
-        self._show_evaluation(metrics)
+        self.eval = {k: v for k, v in metrics.items() if k.startswith("eval/")}
         if self._live is not None:
             self._live.update(self._table(self._step))
-
-    def _show_evaluation(self, metrics: dict[str, float]) -> None:
-        if any(k.startswith("eval/") for k in metrics):
-            self.eval = {k: v for k, v in metrics.items() if k.startswith("eval/")}
 
     def _line(self, step: int) -> str:
         m = self.latest
