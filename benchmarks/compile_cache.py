@@ -13,7 +13,7 @@ first output line (imports and start-up), from its first metrics row `time/compi
 (tracing, lowering and compiling or loading the training step), `time/elapsed_s` (from
 building the run to the end of the first training call) and `time/eval_s` (the first
 evaluation, whose results the progress shows that much later), and the cache folder's
-entries after it.
+entries after it (compiled programs, and exported training steps in its `exported/`).
 Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table.
 The target (issue 15): the second run's first progress line within 10 s.
 """
@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from cli_runs import PROGRESS_PREFIX, ROOT, metrics_rows, run_cli
+from modular_ppo.compile_cache import EXPORTED
 from report import environment_facts
 
 TARGET_S = 10.0
@@ -45,12 +46,14 @@ def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) 
                            + "\n".join(run.lines[-20:]))
     first_row = run.rows[0]
     entries = list(cache.glob("*-cache"))
+    exported = list((cache / EXPORTED).glob("*.train_step"))
     return dict(first_progress_s=run.marked_s, first_progress_cpu_s=run.marked_cpu_s,
                 started_s=run.first_line_s, compile_s=first_row["time/compile_s"],
                 first_call_elapsed_s=first_row["time/elapsed_s"],
                 eval_s=first_row.get("time/eval_s", 0.0),
                 cache_entries=len(entries),
                 cache_mib=sum(p.stat().st_size for p in entries) / 2**20,
+                exported_steps=len(exported),
                 load_before=load_before, load_after=os.getloadavg()[0],
                 progress_line=next(line for line in run.lines
                                    if line.startswith(PROGRESS_PREFIX)))
@@ -58,8 +61,8 @@ def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) 
 
 def markdown(results: dict) -> str:
     rows = ["| pair | run | first progress line s (CPU s) | start-up s | time/compile_s "
-            "| first call done s | first eval s | cache entries (MiB) |",
-            "|---:|---|---:|---:|---:|---:|---:|---|"]
+            "| first call done s | first eval s | cache entries (MiB) | exported steps |",
+            "|---:|---|---:|---:|---:|---:|---:|---|---:|"]
     for i, pair in enumerate(results["pairs"], 1):
         for which in ("first", "second"):
             r = pair[which]
@@ -67,7 +70,8 @@ def markdown(results: dict) -> str:
                         f"({r['first_progress_cpu_s']:.1f}) | {r['started_s']:.1f} "
                         f"| {r['compile_s']:.1f} "
                         f"| {r['first_call_elapsed_s']:.1f} | {r['eval_s']:.1f} "
-                        f"| {r['cache_entries']} ({r['cache_mib']:.1f}) |")
+                        f"| {r['cache_entries']} ({r['cache_mib']:.1f}) "
+                        f"| {r.get('exported_steps', 0)} |")
     worst = max(pair["second"]["first_progress_s"] for pair in results["pairs"])
     verdict = "met" if worst <= TARGET_S else "missed"
     return "\n".join(rows + ["", f"Second run's first progress line: at most {worst:.1f} s "

@@ -7,6 +7,8 @@ builds the same program (same bodies, network, config, batch shape and versions)
 instead of compiling it. That holds for the CPU backend's programs too: they step MuJoCo's
 C simulator through host calls (modular_ppo.env.host_call), which name the simulator by a
 digest of its model instead of embedding a Python callback, which JAX would not write.
+A run also keeps its traced training step in the folder's `exported/` (`exported_folder`;
+modular_ppo.ppo.exported_step), so a later run of the same shape does not trace it again.
 
 Where (`cache_dir`): --compile-cache-dir, else JAX's own setting (JAX_COMPILATION_CACHE_DIR,
 or what a program that calls `cli.main` set), else `$XDG_CACHE_HOME/modular_ppo/jax`
@@ -47,7 +49,8 @@ class CompileCacheConfig:
     compile_cache: bool = True
     """Keep compiled programs in a persistent cache, so a later command of the same shape
     loads them instead of compiling (the training step, env reset and evaluation, on
-    either backend). --no-compile-cache compiles everything afresh."""
+    either backend) and reads the training step instead of tracing it.
+    --no-compile-cache compiles everything afresh."""
     compile_cache_dir: Path | None = None
     """The cache folder. Default: JAX_COMPILATION_CACHE_DIR if set, else
     $XDG_CACHE_HOME/modular_ppo/jax (~/.cache/modular_ppo/jax)."""
@@ -69,6 +72,19 @@ def cache_dir(flags: CompileCacheConfig) -> str:
     if not os.path.isabs(user_cache):  # the XDG spec: unset, empty or relative -> default
         user_cache = "~/.cache"
     return str(Path(user_cache).expanduser() / "modular_ppo" / "jax")
+
+
+EXPORTED = "exported"
+"""The compile cache folder's subfolder of exported training steps."""
+
+
+def exported_folder() -> Path | None:
+    """Where runs keep exported training steps: `EXPORTED` in the compilation cache folder
+    JAX is set to use; None when the cache is off or its folder is a URL."""
+    folder = jax.config.jax_compilation_cache_dir
+    if not jax.config.jax_enable_compilation_cache or not folder or "://" in folder:
+        return None
+    return Path(folder) / EXPORTED
 
 
 def _unusable(folder: str) -> str | None:

@@ -7,6 +7,8 @@ trained on one body or several. Each entry point's docstring is its contract:
   step counter `StepCounter` (counter.py);
 - training: `train_step` (one jitted call of `iterations_per_call` iterations; the
   metric names are listed in metrics.py) and the host loop `train`, and `train_from_scratch` (train.py);
+  the step compiled, optionally kept between runs as an exported program:
+  `compile_train_step`, `ExportedSteps` (exported_step.py);
   several processes: `DistributedConfig`, `start_distributed`, `initialize_distributed`
   (distributed.py);
 - evaluation: `make_evaluator`, `evaluate` (evaluate.py);
@@ -30,6 +32,7 @@ from modular_ppo.ppo.errors import (
     PPOConfigError,
 )
 from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
+from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, body_key, for_body, metrics_to_host
@@ -57,6 +60,7 @@ __all__ = [
     "DistributedSetupError",
     "EvalConfig",
     "Evaluator",
+    "ExportedSteps",
     "HostMetrics",
     "LossTerms",
     "Metrics",
@@ -71,6 +75,7 @@ __all__ = [
     "TrainingState",
     "clipped_policy_loss",
     "collect_rollout",
+    "compile_train_step",
     "default_ppo_config",
     "with_preset",
     "evaluate",

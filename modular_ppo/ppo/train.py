@@ -18,7 +18,8 @@ from modular_ppo.ppo.state import (
     new_training_state,
     place_state,
 )
-from modular_ppo.ppo.step import check_static_arguments, train_step
+from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
+from modular_ppo.ppo.step import check_static_arguments
 
 OnIteration = Callable[[TrainingState, HostMetrics], bool]
 """Called after every jitted call with the new state and its metrics; True stops training."""
@@ -37,6 +38,7 @@ def train(
     config: PPOConfig,
     *,
     on_iteration: OnIteration | None = None,
+    exported: ExportedSteps | None = None,
 ) -> TrainResult:
     """Train until `config.total_steps` environment steps (over every body) or until
     `on_iteration` says stop. Start from `new_training_state` or a restored checkpoint of
@@ -50,6 +52,9 @@ def train(
     the same bodies, network structures and config), kept out of the throughput. In a run
     of several processes (`initialize_distributed`) every process calls `train` alike, and
     `on_iteration` must decide the same in each (the metrics are the same in each).
+
+    exported: keep the traced training step in this folder under this key, so that a later
+    `train` with the same key loads it instead of tracing it (`compile_train_step`).
     """
     check_groups(groups, config)
     names = [group.name for group in groups]
@@ -63,7 +68,7 @@ def train(
         check_static_arguments(group.env, group.graphdef)
     state = place_state(state, groups, config)
     started = time.perf_counter()
-    step = train_step.lower(groups, config, state).compile()
+    step = compile_train_step(groups, config, state, exported)
     compile_s = time.perf_counter() - started
     bodies = [group.name for group in groups]
     timing = {"time/compile_s": compile_s}

@@ -13,6 +13,7 @@ from flax import nnx
 from rich.console import Console
 
 from modular_ppo.body import BodyGraph, load_body
+from modular_ppo.compile_cache import exported_folder
 from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
@@ -20,6 +21,7 @@ from modular_ppo.networks import NetworkConfig, count_parameters, make_network
 from modular_ppo.ppo import (
     BodyGroup,
     EvalConfig,
+    ExportedSteps,
     OnIteration,
     TrainingState,
     body_key,
@@ -33,6 +35,7 @@ from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig, config_from_json, config_to_json, task_record
 from modular_ppo.runs.errors import EnvRewardError, RenderError, RunConfigError, RunDirError
 from modular_ppo.runs.metrics_log import to_floats
+from modular_ppo.runs.program_key import program_key
 from modular_ppo.runs.run_dir import CHECKPOINT_DIR, VIDEO_DIR, existing_run_dir, read_run_record
 from modular_ppo.runs.versions import versions
 
@@ -57,6 +60,9 @@ class Run:
     bodies: dict[str, BodyGraph]
     groups: tuple[BodyGroup, ...]
     state: TrainingState
+    program_key: str | None = None
+    """What its training step is traced from (`runs.program_key`); None for a custom env,
+    whose run traces its step every time."""
 
     @property
     def name(self) -> str:
@@ -119,7 +125,15 @@ class Run:
         return evaluate
 
     def fit(self, on_iteration: OnIteration) -> TrainingState:
-        return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration).state
+        """Train from `state`. With JAX's compilation cache on (a local folder), the traced
+        training step is kept there too (`ExportedSteps`), except over several devices,
+        where a program would be tied to their assignment."""
+        folder = exported_folder()
+        exported = (ExportedSteps(folder, self.program_key)
+                    if folder is not None and self.program_key is not None
+                    and not self.config.ppo.data_parallel else None)
+        return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration,
+                     exported=exported).state
 
     def summary(self, final: dict[str, float]) -> str:
         if len(self.bodies) == 1:
@@ -204,7 +218,8 @@ def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> 
     ]
     groups, state = new_training_state(networks, config.ppo, config.seed, n_envs=n_envs,
                                        loss_weights=loss_weights)
-    return Run(config, bodies, groups, state)
+    return Run(config, bodies, groups, state,
+               program_key=program_key(config, bodies) if env is None else None)
 
 
 def with_headroom(network: NetworkConfig, envs: dict[str, ModularEnvProtocol]) -> NetworkConfig:

@@ -1,7 +1,8 @@
 """The CLI's persistent compilation cache (modular_ppo.compile_cache): a second `train` of
 the same shape, in a new process, loads the training step, the env reset and the
-evaluation instead of compiling them (checked by JAX's own cache-hit log, not by timing)
-and trains exactly as the first, on MJX and on the CPU backend (whose programs call
+evaluation instead of compiling them (checked by JAX's own cache-hit log, not by timing),
+reads the training step the first exported instead of tracing it, and trains exactly as
+the first, on MJX and on the CPU backend (whose programs call
 MuJoCo's C simulator through host calls, modular_ppo.env.host_call); --no-compile-cache
 writes nothing; a folder that cannot be used gives one warning and the command runs
 uncached."""
@@ -20,7 +21,12 @@ import pytest
 from tiny_body import tiny_xml
 
 from modular_ppo import cli
-from modular_ppo.compile_cache import CompileCacheConfig, cache_dir, persistent_compile_cache
+from modular_ppo.compile_cache import (
+    EXPORTED,
+    CompileCacheConfig,
+    cache_dir,
+    persistent_compile_cache,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--ppo.n-envs", "4", "--ppo.n-minibatches", "2", "--ppo.rollout-length", "4",
@@ -84,7 +90,8 @@ def _cli(*args: object) -> tuple[int, str]:
 @pytest.fixture(scope="module")
 def run_pair(body, tmp_path_factory):
     """run_pair(backend) -> two runs of the same shape, one process each, sharing an empty
-    cache folder: (runs root, cache folder, first run's log, second run's log)."""
+    cache folder: (runs root, cache folder, first run's log, second run's log, the exported
+    steps' files with their modification times after the first run)."""
     pairs = {}
 
     def make(backend: str):
@@ -92,8 +99,9 @@ def run_pair(body, tmp_path_factory):
             root = tmp_path_factory.mktemp(f"runs_{backend}")
             cache = tmp_path_factory.mktemp(f"compile_cache_{backend}")
             first = _train_process(body, root, "first", cache, backend)
+            exported = _files_and_times(cache / EXPORTED)
             second = _train_process(body, root, "second", cache, backend)
-            pairs[backend] = root, cache, first, second
+            pairs[backend] = root, cache, first, second, exported
         return pairs[backend]
 
     return make
@@ -104,12 +112,24 @@ def two_runs(run_pair, request):
     return run_pair(request.param)
 
 
+def _files_and_times(folder: Path) -> dict[str, int]:
+    return {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+
+
 def test_a_second_run_loads_its_programs_from_the_cache(two_runs):
-    _, cache, first, second = two_runs
+    _, cache, first, second, _ = two_runs
     entries = {path.name.split("-")[0] for path in cache.iterdir()}
     assert {f"jit_{name}" for name in CACHED} <= entries, entries
     assert not _cache_hits(first) & set(CACHED)
     assert set(CACHED) <= _cache_hits(second), _cache_hits(second)
+
+
+def test_a_second_run_reads_the_exported_step_instead_of_tracing_it(two_runs):
+    """The step is exported only after it is traced, and then written: a second run that
+    traced would have replaced the file."""
+    _, cache, _, _, exported = two_runs
+    assert len(exported) == 1, exported
+    assert _files_and_times(cache / EXPORTED) == exported
 
 
 def test_the_loaded_programs_train_as_the_compiled_ones(two_runs):
