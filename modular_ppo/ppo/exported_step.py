@@ -73,8 +73,10 @@ def compile_train_step(
     if program is None or not _fits(program, leaves):
         try:
             program = _export(groups, config, treedef, leaves)
-        except ValueError:  # a step that calls back into Python (e.g. on an accelerator
-            # with the CPU backend) cannot be exported; a real error raises again below
+        except (ValueError, NotImplementedError):
+            # A step that calls back into Python (jax.pure_callback: the CPU backend on an
+            # accelerator, or a custom env's) or into a foreign custom call cannot be
+            # exported; it is compiled directly, where a real error raises again.
             return train_step.lower(groups, config, state).compile()
         _write(path, program.serialize())
 

@@ -1,6 +1,7 @@
 """The training step kept as an exported program (modular_ppo.ppo.exported_step): it trains
 bit for bit as the step compiled directly, a later call with the same key reads the file
-instead of tracing, and a file that cannot be read back or does not fit is replaced."""
+instead of tracing, a file that cannot be read back or does not fit is replaced, and a step
+that cannot be exported (one that calls back into Python) is compiled directly."""
 
 import jax
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from flax import nnx
 from ppo_test_network import PerModuleMLP
 
+from modular_ppo.env.toy import TargetReachingEnv
 from modular_ppo.ppo import ExportedSteps, PPOConfig, compile_train_step, new_training_state
 from modular_ppo.ppo import exported_step
 
@@ -104,3 +106,28 @@ def test_a_folder_that_cannot_be_written_costs_only_the_trace(groups_and_state,
     blocked.write_text("")
     steps = ExportedSteps(blocked / "exported", "key")
     _assert_same(compile_train_step(groups, CONFIG, state, steps)(state), direct_result)
+
+
+class RewardThroughPython(TargetReachingEnv):
+    """The toy task with its rewards passed through a Python callback, as the CPU backend's
+    simulator is on an accelerator: a program JAX cannot serialize."""
+
+    def step(self, state, action):
+        new = super().step(state, action)
+
+        def through_python(reward):
+            shape = jax.ShapeDtypeStruct(reward.shape, reward.dtype)
+            return jax.pure_callback(lambda r: np.asarray(r, reward.dtype), shape, reward,
+                                     vmap_method="broadcast_all")
+
+        return new.replace(reward=jax.tree.map(through_python, new.reward))
+
+
+def test_a_step_that_calls_back_into_python_is_compiled_directly(groups_and_state,
+                                                                  direct_result, tmp_path):
+    env = RewardThroughPython(episode_length=10)
+    network = PerModuleMLP(env.obs_sizes, env.action_sizes, rngs=nnx.Rngs(0))
+    groups, state = new_training_state([(env, network)], CONFIG, seed=0)
+    _assert_same(compile_train_step(groups, CONFIG, state, ExportedSteps(tmp_path, "key"))(
+        state), direct_result)
+    assert not _files(tmp_path)
