@@ -60,9 +60,9 @@ class Run:
     bodies: dict[str, BodyGraph]
     groups: tuple[BodyGroup, ...]
     state: TrainingState
-    program_key: str | None = None
-    """What its training step is traced from (`runs.program_key`); None for a custom env,
-    whose run traces its step every time."""
+    custom_env: bool = False
+    """Built on an env given in code, not from the config: its training step is traced
+    every time (`runs.program_key` can name only what the config builds)."""
 
     @property
     def name(self) -> str:
@@ -129,8 +129,8 @@ class Run:
         training step is kept there too (`ExportedSteps`), except over several devices,
         where a program would be tied to their assignment."""
         folder = exported_folder()
-        exported = (ExportedSteps(folder, self.program_key)
-                    if folder is not None and self.program_key is not None
+        exported = (ExportedSteps(folder, program_key(self.config, self.bodies))
+                    if folder is not None and not self.custom_env
                     and not self.config.ppo.data_parallel else None)
         return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration,
                      exported=exported).state
@@ -218,8 +218,7 @@ def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> 
     ]
     groups, state = new_training_state(networks, config.ppo, config.seed, n_envs=n_envs,
                                        loss_weights=loss_weights)
-    return Run(config, bodies, groups, state,
-               program_key=program_key(config, bodies) if env is None else None)
+    return Run(config, bodies, groups, state, custom_env=env is not None)
 
 
 def with_headroom(network: NetworkConfig, envs: dict[str, ModularEnvProtocol]) -> NetworkConfig:
