@@ -12,14 +12,14 @@ docstring is its contract:
 - the policy distribution: `ActionDistribution` (distributions.py: tanh-squashed or
   clipped diagonal Gaussian, log-likelihoods and entropy);
 - `count_parameters` (parameters.py);
-- errors: `NetworkConfigError` (errors.py).
+- errors: `NetworkConfigError`, `MaxSizeTooSmall` (errors.py).
 """
 
 from modular_ppo.networks.actor_critic import ModularActorCritic
 from modular_ppo.networks.config import AttentionConfig, GraphConfig, NetworkConfig
 from modular_ppo.networks.contract import ModularNetwork, NetState, NetworkOutput, StepOutput
 from modular_ppo.networks.distributions import ActionDistribution
-from modular_ppo.networks.errors import NetworkConfigError
+from modular_ppo.networks.errors import MaxSizeTooSmall, NetworkConfigError
 from modular_ppo.networks.factory import make_network
 from modular_ppo.networks.normalizer import NormalizerStatistic
 from modular_ppo.networks.parameters import count_parameters
@@ -29,6 +29,7 @@ __all__ = [
     "AttentionConfig",
     "GraphConfig",
     "ModularActorCritic",
+    "MaxSizeTooSmall",
     "ModularNetwork",
     "NetState",
     "NetworkConfig",

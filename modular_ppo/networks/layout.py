@@ -9,7 +9,7 @@ from typing import Any
 
 from modular_ppo.body import BodyGraph, morphology_features
 from modular_ppo.networks.config import NetworkConfig
-from modular_ppo.networks.errors import NetworkConfigError
+from modular_ppo.networks.errors import MaxSizeTooSmall, NetworkConfigError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,8 +149,5 @@ def _padded(config: NetworkConfig, field: str, needed: int, body: BodyGraph) -> 
     if value is None:
         return needed
     if value < needed:
-        raise NetworkConfigError(
-            f"NetworkConfig.{field} is {value} but body '{body.name}' needs at least {needed}; "
-            f"raise it to {needed} or more (or None to fit this body)."
-        )
+        raise MaxSizeTooSmall(field, value, needed, body.name)
     return value

@@ -17,7 +17,7 @@ from modular_ppo.compile_cache import exported_folder
 from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
-from modular_ppo.networks import NetworkConfig, count_parameters, make_network
+from modular_ppo.networks import MaxSizeTooSmall, NetworkConfig, count_parameters, make_network
 from modular_ppo.ppo import (
     BodyGroup,
     EvalConfig,
@@ -32,7 +32,9 @@ from modular_ppo.ppo import (
 )
 from modular_ppo.ppo.sharding import to_local
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.config import TrainRunConfig, config_from_json, config_to_json, task_record
+from modular_ppo.runs.config import (
+    TrainRunConfig, config_from_json, config_to_json, flag, task_record,
+)
 from modular_ppo.runs.errors import EnvRewardError, RenderError, RunConfigError, RunDirError
 from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.program_key import program_key
@@ -211,14 +213,37 @@ def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> 
         config = dataclasses.replace(
             config, body_env_shares=tuple(float(n) for n in n_envs.values()),
             body_loss_shares=tuple(loss_weights.values()))
-    networks = [
-        (env, make_network(bodies[name], env.obs_sizes, config.network,
-                           rngs=nnx.Rngs(config.seed + i)))
-        for i, (name, env) in enumerate(envs.items())
-    ]
+    try:
+        networks = [
+            (env, make_network(bodies[name], env.obs_sizes, config.network,
+                               rngs=nnx.Rngs(config.seed + i)))
+            for i, (name, env) in enumerate(envs.items())
+        ]
+    except MaxSizeTooSmall as error:
+        raise _max_size_error(config, error) from None
     groups, state = new_training_state(networks, config.ppo, config.seed, n_envs=n_envs,
                                        loss_weights=loss_weights)
     return Run(config, bodies, groups, state, custom_env=env is not None)
+
+
+def _max_size_error(config: TrainRunConfig, error: MaxSizeTooSmall) -> RunConfigError:
+    """The run's view of a max size too small for a body: the flag to raise, or, when
+    the network comes from --init-from, the source run that cannot hold the body."""
+    body, needed = error.body_name, error.needed
+    what, needs = {
+        "max_modules": ("modules", f"body '{body}' has {needed} modules"),
+        "max_obs_size": ("observation values per module",
+                         f"a module of body '{body}' observes {needed} values"),
+        "max_action_size": ("actions per module", f"a module of body '{body}' has {needed} actions"),
+    }[error.field]
+    if config.init_from is not None:
+        return RunConfigError(
+            f"--init-from {config.init_from}: that run's network holds at most "
+            f"{error.value} {what} ({flag(error.field)} {error.value}), but {needs}. "
+            f"Fine-tune from a run trained with {flag(error.field)} {error.needed} or more.")
+    return RunConfigError(f"{flag(error.field)} {error.value}: {needs}. Give "
+                          f"{flag(error.field)} {error.needed} or more, or leave it out to "
+                          "fit the body.")
 
 
 def with_headroom(network: NetworkConfig, envs: dict[str, ModularEnvProtocol]) -> NetworkConfig:

@@ -235,7 +235,7 @@ CLI_CASES = [
           "NetworkConfig.attention.heads (3)", "must divide embedding_size (64)"),
     _case("shared_network_too_narrow_for_the_body",
           lambda p: p.train(p.body, "--arch", "shared", "--max-modules", "1"),
-          "NetworkConfig.max_modules is 1", "'tiny' needs at least 2"),
+          "--max-modules 1: body 'tiny' has 2 modules", "Give --max-modules 2 or more"),
     _case("keep_no_checkpoints", lambda p: p.train(p.body, "--keep-checkpoints", "0"),
           "keep_checkpoints = 0", "keep at least 1"),
 ]

@@ -103,6 +103,21 @@ def test_parameters_that_cannot_fit_are_refused(straight_runs, runs_root):
     assert not (runs_root / "hopper-modular" / "refused").exists()
 
 
+def test_a_body_larger_than_the_source_network_is_refused(straight_runs, runs_root):
+    """The source's max sizes fix its parameters' shapes: a body with more modules than
+    they hold names the source run, its size and the size a source needs."""
+    source = straight_runs("two bodies")  # max_modules 4: twice the tiny bodies' 2
+    code, out = cli_main("train", "--body", "ant-modular", *TINY, "--backend", "cpu",
+                         "--init-from", source, "--runs-root", runs_root,
+                         "--run-name", "too-large")
+    out = plain(out)
+    assert code == 2 and "Traceback" not in out, out
+    assert f"--init-from {source}: that run's network holds at most 4 modules" in out, out
+    assert "body 'ant-modular' has 5 modules" in out
+    assert "Fine-tune from a run trained with --max-modules 5 or more" in out
+    assert not (runs_root / "ant-modular").exists()
+
+
 @pytest.mark.parametrize("flags, expected", [
     (["--init-from", "{tmp}/nothing"], ["{tmp}/nothing", "not a run directory"]),
     (["--init-from", "{tmp}/a", "--resume", "{tmp}/b"], ["--init-from", "--resume",
