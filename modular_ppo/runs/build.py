@@ -229,21 +229,29 @@ def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> 
 def _max_size_error(config: TrainRunConfig, error: MaxSizeTooSmall) -> RunConfigError:
     """The run's view of a max size too small for a body: the flag to raise, or, when
     the network comes from --init-from, the source run that cannot hold the body."""
-    body, needed = error.body_name, error.needed
-    what, needs = {
-        "max_modules": ("modules", f"body '{body}' has {needed} modules"),
-        "max_obs_size": ("observation values per module",
-                         f"a module of body '{body}' observes {needed} values"),
-        "max_action_size": ("actions per module", f"a module of body '{body}' has {needed} actions"),
-    }[error.field]
     if config.init_from is not None:
-        return RunConfigError(
-            f"--init-from {config.init_from}: that run's network holds at most "
-            f"{error.value} {what} ({flag(error.field)} {error.value}), but {needs}. "
-            f"Fine-tune from a run trained with {flag(error.field)} {error.needed} or more.")
-    return RunConfigError(f"{flag(error.field)} {error.value}: {needs}. Give "
-                          f"{flag(error.field)} {error.needed} or more, or leave it out to "
-                          "fit the body.")
+        return RunConfigError(f"--init-from {config.init_from}: {source_cannot_hold(error)}")
+    name = flag(error.field)
+    return RunConfigError(f"{name} {error.value}: {_what_body_needs(error)}. Give {name} "
+                          f"{error.needed} or more, or leave it out to fit the body.")
+
+
+def source_cannot_hold(error: MaxSizeTooSmall) -> str:
+    """Why a trained run's network (its max sizes fix its parameters) cannot act on a
+    body, and the run that could."""
+    name = flag(error.field)
+    return (f"that run's network was built with {name} {error.value}, but "
+            f"{_what_body_needs(error)}. Train a run with {name} {error.needed} or more "
+            "to act on this body.")
+
+
+def _what_body_needs(error: MaxSizeTooSmall) -> str:
+    body, needed = error.body_name, error.needed
+    return {
+        "max_modules": f"body '{body}' has {needed} modules",
+        "max_obs_size": f"a module of body '{body}' observes {needed} values",
+        "max_action_size": f"a module of body '{body}' has {needed} actions",
+    }[error.field]
 
 
 def with_headroom(network: NetworkConfig, envs: dict[str, ModularEnvProtocol]) -> NetworkConfig:

@@ -19,9 +19,9 @@ from jaxtyping import PRNGKeyArray
 from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import make_env
 from modular_ppo.env.types import ModularEnvProtocol
-from modular_ppo.networks import NetworkConfigError, make_network
+from modular_ppo.networks import MaxSizeTooSmall, make_network
 from modular_ppo.ppo import collect_rollout
-from modular_ppo.runs.build import Run
+from modular_ppo.runs.build import Run, source_cannot_hold
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.errors import TransferError
 
@@ -87,13 +87,9 @@ def network_for_body(
     env = make_env(body, config.env, config.backend)
     try:
         network = make_network(body, env.obs_sizes, config.network, rngs=nnx.Rngs(config.seed))
-    except NetworkConfigError as error:
+    except MaxSizeTooSmall as error:
         raise TransferError(
-            f"{run_name} cannot act on body '{body_name}': {error} The run's network was "
-            f"built with max_modules {config.network.max_modules}, max_obs_size "
-            f"{config.network.max_obs_size} and max_action_size "
-            f"{config.network.max_action_size}; train a run with --max-modules, "
-            "--max-obs-size and --max-action-size large enough for this body."
+            f"{run_name} cannot act on body '{body_name}': {source_cannot_hold(error)}"
         ) from None
     graphdef, _, rest = nnx.split(network, nnx.Param, ...)
     return body, env, graphdef, rest

@@ -78,7 +78,9 @@ def test_eval_on_a_body_beyond_the_networks_sizes_says_what_to_train(run_dir, ca
     # The run's network fits up to 2 x 9 modules; centipede-20 has 30.
     assert cli.main(["eval", "--run", str(run_dir), "--body", "centipede-20"]) == 2
     out = " ".join(capsys.readouterr().out.split())
-    assert "cannot act on body 'centipede-20'" in out and "--max-modules" in out
+    assert ("cannot act on body 'centipede-20': that run's network was built with "
+            "--max-modules 18, but body 'centipede-20' has 30 modules. Train a run with "
+            "--max-modules 30 or more") in out
 
 
 def test_separate_refuses_several_bodies(capsys):
