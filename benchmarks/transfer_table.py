@@ -199,6 +199,14 @@ def _evaluations(run_dir: Path) -> list[dict]:
             if any(key.startswith("eval/team_return") for key in row)]
 
 
+def _metrics_kept(run_dir: Path) -> bool:
+    return any((run_dir / name).exists() for name in ("metrics.jsonl", "metrics.jsonl.gz"))
+
+
+def _first_evaluation(run_dir: Path, key: str) -> float:
+    return next(row[key] for row in _evaluations(run_dir) if key in row)
+
+
 def _summary(values: list[float | None], percent: bool) -> str:
     """Mean over seeds (min-max), as percentages or fractions; "not within N" if a seed's
     value is missing (its fine-tuned run never reached the specialist's return)."""
@@ -208,6 +216,16 @@ def _summary(values: list[float | None], percent: bool) -> str:
     shown = (lambda v: f"{v * 100:.0f}%") if percent else (lambda v: f"{v:.2f}")
     spread = f" ({shown(min(values))}-{shown(max(values))})" if len(values) > 1 else ""
     return shown(sum(values) / len(values)) + spread
+
+
+def _untrained_cell(values: list[float | None]) -> str:
+    """The first evaluation's share over the seeds whose metrics were kept (one family run,
+    attention-none seed 0, was committed without its metrics.jsonl.gz)."""
+    kept = [v for v in values if v is not None]
+    if not kept:
+        return "not recorded"
+    cell = _summary(kept, True)
+    return cell if len(kept) == len(values) else f"{cell} ({len(kept)} of {len(values)} seeds)"
 
 
 def report(results: Path, write: bool) -> str:
@@ -235,9 +253,9 @@ def report(results: Path, write: bool) -> str:
                         continue
                     final = json.loads((specialist / "eval.json").read_text())["eval/team_return"]
                     key = f"eval/team_return/{body}"
-                    held = [row[key] for row in _evaluations(trained) if key in row]
-                    zero_shot.append(held[-1] / final)
-                    untrained.append(held[0] / final)
+                    zero_shot.append(json.loads((trained / "eval.json").read_text())[key] / final)
+                    untrained.append(_first_evaluation(trained, key) / final
+                                     if _metrics_kept(trained) else None)
                     finals.append(final)
                     if not _finished(tuned):
                         continue
@@ -253,7 +271,7 @@ def report(results: Path, write: bool) -> str:
                     lines.append(
                         f"| {setting} | {body} | {len(finals)} | "
                         f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
-                        f"{_summary(untrained, True)} | {tuned_cell} |")
+                        f"{_untrained_cell(untrained)} | {tuned_cell} |")
     text = (f"\n### Transfer within a family: report of {dt.date.today()} "
             f"({host_and_load(results)})\n\n`python benchmarks/transfer_table.py report "
             f"--results {shown(results)}`\n" + "\n".join(lines) + "\n")
