@@ -21,7 +21,7 @@ ACTIVATIONS = {
 class MLP(nnx.Module):
     """Linear layers of the given widths, each followed by the activation.
 
-    Leading axes are batch axes, so one call on module tokens [batch, modules, features]
+    Leading axes are batch axes, so one call on module tokens [modules, batch, features]
     is a single matmul per layer with weights shared by all modules.
     """
 

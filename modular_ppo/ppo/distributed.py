@@ -77,17 +77,18 @@ def start_distributed(config: DistributedConfig) -> None:
     if _joined:
         raise DistributedSetupError(
             f"this process already joined a run of several processes with {_joined[0]}; "
-            f"it cannot join again with {config}."
+            f"it cannot join again with {config}. Start a new process to join another run."
         )
     if config.auto:
-        if config.coordinator_address or config.num_processes or config.process_id:
+        given = (config.coordinator_address, config.num_processes, config.process_id)
+        if any(value is not None for value in given):
             raise DistributedSetupError(
                 "--distributed.auto takes the cluster's settings: drop --distributed."
                 "coordinator-address, --distributed.num-processes and --distributed."
                 "process-id, or drop --distributed.auto to give them yourself."
             )
         initialize_distributed()
-    elif config.enabled:
+    else:
         initialize_distributed(config.coordinator_address, config.num_processes,
                                config.process_id)
     _joined.append(config)

@@ -116,8 +116,7 @@ def new_training_state(
     loss_weights: each body's share of the loss, normalized to sum 1 (default: equal).
     """
     names = [env.body.name for env, _ in bodies]
-    if len(set(names)) != len(names):
-        raise BodyGroupError(f"bodies {names}: each body may appear once; drop the repeats.")
+    _check_unique(names)
     bodies = dict(zip(names, bodies))
     if n_envs is None:
         if len(bodies) != 1:
@@ -167,8 +166,7 @@ def check_groups(groups: tuple[BodyGroup, ...], config: PPOConfig) -> None:
     names = [group.name for group in groups]
     if not names:
         raise BodyGroupError("no body to train: give at least one.")
-    if len(set(names)) != len(names):
-        raise BodyGroupError(f"bodies {names}: each body may appear once; drop the repeats.")
+    _check_unique(names)
     for group in groups:
         if group.n_envs < 1 or group.n_envs % config.n_minibatches:
             raise BodyGroupError(
@@ -280,3 +278,8 @@ def strongly_typed(leaf):
     if getattr(leaf, "weak_type", False):
         return jax.lax.convert_element_type(leaf, leaf.dtype)
     return leaf
+
+
+def _check_unique(names: list[str]) -> None:
+    if len(set(names)) != len(names):
+        raise BodyGroupError(f"bodies {names}: each body may appear once; drop the repeats.")

@@ -66,8 +66,8 @@ def train_step(
     record by `combine_iterations`, plus the counter "iteration".
 
     Jitted with the groups and config static (hashable; compiled once per distinct pair,
-    shared by every caller). Metrics are named as `ppo/__init__` lists; with several
-    bodies each body's carry its name (`for_body`), and the shared ones ("grad_norm",
+    shared by every caller). Metrics are named as `ppo/metrics.py` lists; with several
+    bodies each body's metrics carry its name (`for_body`), and the shared ones ("grad_norm",
     "losses/total" (the weighted sum), "episode/count" (all bodies), the run's non-finite
     flags) do not.
     """

@@ -4,8 +4,9 @@
   checkpoints, `--distributed.*`), `train_defaults(body)` (a body file's PPO preset);
 - training: `run_training(config, console, env=None) -> run dir` (train_run.py), built
   on `build_run` / `Run` (build.py: one body or several sharing one network);
-- a saved run: `restore_run(run_dir) -> (Run, step)`, `load_run_config(run_dir)`,
-  `read_metrics(run_dir)` (run_dir.py: `runs/<body>/<timestamp>/`, never shared);
+- a saved run: `restore_run(run_dir) -> (Run, step)`, `load_run_config(run_dir)`
+  (build.py), `read_metrics(run_dir)` (run_dir.py: `runs/<body>/<timestamp>/`, never
+  shared);
 - a run's policy on another body (zero-shot): `policy_on_body`, `trained_policies`
   (transfer.py);
 - errors: runs/errors.py (`RunConfigError`, `RunDirError`, `CheckpointError`,

@@ -128,8 +128,8 @@ class Run:
 
     def fit(self, on_iteration: OnIteration) -> TrainingState:
         """Train from `state`. With JAX's compilation cache on (a local folder), the traced
-        training step is kept there too (`ExportedSteps`), except over several devices,
-        where a program would be tied to their assignment."""
+        training step is kept there too (`ExportedSteps`), except with data_parallel, where a
+        program would be tied to the devices' assignment, and on a custom env."""
         folder = exported_folder()
         exported = (ExportedSteps(folder, program_key(self.config, self.bodies))
                     if folder is not None and not self.custom_env
@@ -194,8 +194,10 @@ def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> 
         for name in config.bodies:
             body = load_body(name, config.partition)
             if body.name in bodies:
-                raise RunConfigError(f"--body {config.body!r}: two bodies are named "
-                                     f"'{body.name}'; each body may appear once.")
+                raise RunConfigError(
+                    f"--body {config.body!r}: two bodies are named '{body.name}' (an MJCF "
+                    "file's body takes the name in <mujoco model=...>, else the file's "
+                    "name); give each body once, or give one of the files another model name.")
             bodies[body.name] = body
         if config.backend == "auto":
             backends = {default_backend(body) for body in bodies.values()}

@@ -4,7 +4,8 @@ A checkpoint holds every leaf of the training-state pytree (parameters, optimize
 normalizer statistics, RNG keys, env states, step counters) plus a JSON identity (body,
 architecture, leaf structure). Orbax writes each step into a temporary folder and renames it
 when complete, so a kill during a write leaves the previous checkpoint loadable. Restoring
-walks back from the newest step when one cannot be read, and moves the unreadable ones aside.
+walks back from the newest step when one cannot be read (and, with `set_aside`, moves the
+unreadable ones aside).
 """
 
 from __future__ import annotations

@@ -90,8 +90,9 @@ class TrainRunConfig:
     resume: Path | None = None
     """Continue the run in this directory from its latest checkpoint. The run's own settings
     of body, partition, seed, network, env and PPO are used (giving different ones is an
-    error); `--ppo.total-steps` sets the new length, and evaluation, checkpoint and video
-    settings may be changed."""
+    error); `--ppo.total-steps` sets the new length, and the settings that do not change
+    what training computes may be changed (RESUME_MAY_CHANGE: evaluation, checkpoints,
+    video, held-out bodies, compile cache, data-parallel and distributed settings)."""
     init_from: Path | None = None
     """Fine-tune: start from the parameters of this run directory's latest checkpoint (its
     --arch and network sizes are used; they must hold --body), with a fresh optimizer and
@@ -146,7 +147,8 @@ class TrainRunConfig:
                 "commas, e.g. --body centipede-4,centipede-6."
             )
         if len(set(bodies)) != len(bodies):
-            raise RunConfigError(f"--body {self.body!r}: each body may appear once.")
+            raise RunConfigError(f"--body {self.body!r}: each body may appear once; drop "
+                                 "the repeated name.")
         if len(bodies) > 1 and self.arch == "separate":
             raise RunConfigError(
                 f"--body {self.body!r} with --arch separate: the separate architecture gives "

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from modular_ppo.runs.run_dir import CHECKPOINT_DIR, FAILURE_FILE
-from modular_ppo.runs.errors import TrainingFailed
 
 _MODULE_FLAGS = {"actions": "sampled actions", "actor": "actor loss", "critic": "critic loss"}
 _RUN_FLAGS = {

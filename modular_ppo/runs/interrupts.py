@@ -12,7 +12,6 @@ import threading
 
 from rich.console import Console
 
-from modular_ppo.runs.errors import TrainingInterrupted
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

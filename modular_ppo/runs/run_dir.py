@@ -40,7 +40,8 @@ def new_run_dir(root: Path, body_name: str, name: str | None = None) -> Path:
                 f"{path}: cannot create the run directory ({e.strerror}). Give --runs-root "
                 "a folder you can write to."
             ) from None
-    raise RunDirError(f"{base}: could not find a free run directory name.")
+    raise RunDirError(f"{base}: runs {stamp} to {stamp}-999 all exist; give --run-name a new "
+                      "name, or another --runs-root.")
 
 
 def existing_run_dir(path: Path) -> Path:

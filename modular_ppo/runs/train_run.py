@@ -151,10 +151,10 @@ def _train(
     def due(kind: str, every: int, steps: int) -> bool:
         return every > 0 and steps // every > last[kind] // every
 
-    def on_iteration(state: Any, device_metrics: dict[str, Any]) -> bool:
+    def on_iteration(state: Any, host_metrics: dict[str, Any]) -> bool:
         nonlocal last_saved
         steps = int(state.steps)
-        metrics = to_floats(device_metrics)
+        metrics = to_floats(host_metrics)  # flags as 0.0 / 1.0, as metrics.jsonl keeps them
         metrics["time/elapsed_s"] = time.perf_counter() - started_at
         failure = nonfinite_failure(metrics, steps, last_saved, run_dir)
         if failure is not None:

@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 
 from modular_ppo.body import BodyGraph, load_body
-from modular_ppo.env import EnvConfig, EnvError, make_env
-from modular_ppo.env import default_backend, make_env
+from modular_ppo.env import EnvConfig, EnvError, default_backend, make_env
 
 N_ENVS = 2
 N_STEPS = 8

@@ -13,7 +13,12 @@ import numpy as np
 import pytest
 from ppo_data_parallel_worker import CONFIG, VARIANTS, one_call, to_numpy
 
-from modular_ppo.ppo import DistributedSetupError, initialize_distributed
+from modular_ppo.ppo import (
+    DistributedConfig,
+    DistributedSetupError,
+    initialize_distributed,
+    start_distributed,
+)
 
 WORKER = Path(__file__).with_name("ppo_data_parallel_worker.py")
 # Float rounding only: sums over environments are split differently across devices. The
@@ -138,6 +143,13 @@ def test_initialize_distributed_names_the_bad_argument(arguments, named):
     with pytest.raises(DistributedSetupError, match=rf"^{named} = "):
         initialize_distributed(*arguments)
 
+
+@pytest.mark.parametrize("given", [{"process_id": 0}, {"num_processes": 2},
+                                   {"coordinator_address": "localhost:1234"}])
+def test_auto_refuses_settings_given_by_hand(given):
+    """Rank 0 is a setting too: --distributed.auto --distributed.process-id 0 is refused."""
+    with pytest.raises(DistributedSetupError, match="--distributed.auto takes the cluster's"):
+        start_distributed(DistributedConfig(auto=True, **given))
 
 
 def test_leaves_without_elements_stay_replicated():
