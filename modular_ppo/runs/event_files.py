@@ -19,6 +19,8 @@ from pathlib import Path
 from tensorboardX.proto.event_pb2 import Event
 from tensorboardX.record_writer import masked_crc32c
 
+from modular_ppo.runs.atomic_write import write_atomically
+
 EVENT_FILE_MARK = "tfevents"
 """What TensorBoard looks for in a file name to read it as an event file."""
 
@@ -49,9 +51,8 @@ def rewind_event_files(directory: Path, step: int) -> int:
         kept = [r for r in records if Event.FromString(r).step <= step]
         framed = b"".join(map(_frame, kept))
         if framed != data:
-            tmp = path.with_name("rewinding.tmp")  # no "tfevents" in it: readers skip it
-            tmp.write_bytes(framed)
-            tmp.replace(path)
+            # No "tfevents" in the temporary name: TensorBoard's readers skip it.
+            write_atomically(path, framed, tmp_name="rewinding.tmp")
         dropped += len(records) - len(kept)
     return dropped
 

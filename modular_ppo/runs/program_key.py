@@ -17,14 +17,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from importlib import metadata
 from typing import Any
 
 import jax
 
 from modular_ppo.body import BodyGraph
 from modular_ppo.runs.config import TrainRunConfig, config_to_json
-from modular_ppo.runs.versions import LIBRARIES, PACKAGE_DIR
+from modular_ppo.runs.versions import LIBRARIES, PACKAGE_DIR, library_version
 
 NOT_IN_PROGRAM = ("body", "held_out", "seed", "eval", "eval_every_steps",
                   "checkpoint_every_steps", "keep_checkpoints", "video", "video_length",
@@ -49,7 +48,7 @@ def program_key(config: TrainRunConfig, bodies: dict[str, BodyGraph]) -> str:
         "config": settings,
         "bodies": [(name, body.xml) for name, body in bodies.items()],
         "code": code_digest(),
-        "libraries": {name: _version(name) for name in _TRACING_LIBRARIES},
+        "libraries": {name: library_version(name) for name in _TRACING_LIBRARIES},
         "jax_settings": {name: repr(value) for name, value in sorted(jax.config.values.items())
                          if not name.startswith(_NOT_TRACING_SETTINGS)},
         "devices": [(d.platform, d.device_kind) for d in jax.devices()],
@@ -68,10 +67,3 @@ def code_digest() -> str:
             digest.update(str(path.relative_to(PACKAGE_DIR)).encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None

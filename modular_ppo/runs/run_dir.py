@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from modular_ppo.runs.atomic_write import write_atomically
 from modular_ppo.runs.event_files import rewind_event_files
 from modular_ppo.runs.errors import RunDirError
 
@@ -80,9 +81,7 @@ def read_run_record(run_dir: Path) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    tmp.replace(path)
+    write_atomically(path, json.dumps(data, indent=2, default=str))
 
 
 def rewind_metrics(run_dir: Path, step: int) -> int:
@@ -98,9 +97,7 @@ def rewind_metrics(run_dir: Path, step: int) -> int:
     kept = [line for line, row in zip(lines, map(_parse_row, lines))
             if row is not None and row.get("step", 0) <= step]
     if len(kept) < len(lines):
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text("".join(line + "\n" for line in kept))
-        tmp.replace(path)
+        write_atomically(path, "".join(line + "\n" for line in kept))
     return len(lines) - len(kept)
 
 

@@ -22,18 +22,20 @@ CODE_DIRS = (PACKAGE_DIR, PACKAGE_DIR.parent / "bodies")
 LIBRARIES = ("jax", "flax", "optax", "mujoco", "mujoco-mjx")
 
 
+def library_version(name: str) -> str | None:
+    """The installed version of distribution `name`, None where it is not installed."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def versions() -> dict[str, Any]:
     """{"python", each of LIBRARIES (None where not installed), "devices", "modular_ppo":
     {"commit", "modified"}} with commit and modified None outside a git checkout."""
-    libraries = {}
-    for name in LIBRARIES:
-        try:
-            libraries[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            libraries[name] = None
     return {
         "python": platform.python_version(),
-        **libraries,
+        **{name: library_version(name) for name in LIBRARIES},
         "devices": [str(d) for d in jax.devices()],
         "modular_ppo": git_state(*CODE_DIRS),
     }
