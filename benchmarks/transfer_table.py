@@ -11,6 +11,10 @@ identity, `--identity index none`: whether tokens carry the module's index one-h
   --module-identity I --seed S --ppo.total-steps N`, evaluated every N/8 steps on its bodies
   and zero-shot on each held-out body (`--held-out`: the current parameters, the normalizer
   warmed up by the policy acting on the body, no training on it);
+- zero-shot, both ways: for each held-out body H, `cli.py eval --run <the shared run> --body H
+  --episodes 16 --statistics X` with X "warm-up" (the normalizer warmed up as above) and
+  "trained-bodies" (its statistics pooled from the training bodies' modules that observe the
+  same blocks), side by side on the same final checkpoint;
 - fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
   --seed S --ppo.total-steps N`.
 For each family, seed and held-out body, once:
@@ -24,14 +28,18 @@ final evaluation (eval.json) is skipped, so the table fills over several session
 directories go under benchmarks/results/transfer/<family>/<kind>/<body>/seed<S> (kind:
 family-<setting>, finetune-<setting> or specialist; setting: <arch>-<morphology>, with
 "-noindex" for --identity none) with config.json, metrics.jsonl (gzipped), eval.json and
-the log; checkpoints are dropped, a shared run's once its fine-tuned runs are done. The
+the log; checkpoints are dropped, a shared run's once its fine-tuned runs and zero-shot
+evaluations are done (which therefore cannot run for a shared run finished without them).
+The zero-shot evaluations write <family>/zeroshot-<setting>/<H>/seed<S>-<X>.json. The
 load average is sampled every 30 s into <results>/load.jsonl.
 
 `report` prints, per family and setting, for each held-out body (mean over the seeds whose
 shared run and specialist have finished, min-max): the zero-shot team return at the end of
 shared training as a fraction of the specialist's final return, beside the same fraction at
 the shared run's first evaluation (after one iteration: what a network that has learned
-nothing yet gets on the held-out body, mostly by standing), and, over those of the seeds
+nothing yet gets on the held-out body, mostly by standing), the two zero-shot evaluations'
+deterministic team returns as the same fraction (over the seeds that have both), and, over
+those of the seeds
 whose fine-tuned run has finished too ("none finished" where none has), the env steps the
 fine-tuned run took to first reach the specialist's final return as a fraction of N ("not
 within N" where a seed's did not). Targets (issue 16): zero-shot >= 75% on centipede-8 and
@@ -62,6 +70,9 @@ from pinned_runs import run_pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "transfer"
+ZERO_SHOT_STATISTICS = ("warm-up", "trained-bodies")
+"""`cli.py eval --statistics` of the zero-shot evaluations, in the report's order."""
+ZERO_SHOT_EPISODES = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,12 +110,18 @@ class Job:
     seed: int
     flags: list[str]
     source: Job | None = None
-    """The shared run a fine-tuned run starts from."""
+    """The shared run a fine-tuned run starts from, or a zero-shot evaluation evaluates."""
+    statistics: str | None = None
+    """A zero-shot evaluation's `cli.py eval --statistics`; None for training runs."""
 
     def root(self, results: Path, family: str) -> Path:
         """Its runs root: <results>/<family>/<kind>/<held-out body, or "train">."""
         return results / family / self.kind / ("train" if self.kind.startswith("family")
                                                else self.body)
+
+    def output(self, results: Path, family: str) -> Path:
+        """A zero-shot evaluation's JSON file (`cli.py eval --output`)."""
+        return self.root(results, family) / f"seed{self.seed}-{self.statistics}.json"
 
     def run_dir(self, results: Path, family: str) -> Path | None:
         """The run directory (<root>/<body, or bodies joined by +>/seed<S>), None before
@@ -113,6 +130,8 @@ class Job:
         return found[0] if found else None
 
     def finished(self, results: Path, family: str) -> bool:
+        if self.statistics is not None:
+            return self.output(results, family).exists()
         return _finished(self.run_dir(results, family))
 
 
@@ -136,6 +155,9 @@ def jobs_for(family: str, archs: list[str], morphologies: list[str], identities:
             shared = Job(f"family-{setting}", spec.train, seed,
                          [*common, *network, "--held-out", *spec.held_out])
             jobs.append(shared)
+            jobs += [Job(f"zeroshot-{setting}", body, seed, [], source=shared,
+                         statistics=statistics)
+                     for body in spec.held_out for statistics in ZERO_SHOT_STATISTICS]
             jobs += [Job(f"finetune-{setting}", body, seed, common, source=shared)
                      for body in spec.held_out]
     return jobs
@@ -148,13 +170,19 @@ def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
     def ready(job: Job, busy: list[Job]) -> bool | None:
         if job.source is None or job.source in busy:
             return job.source is None
-        return True if job.source.finished(results, family) else None  # None: it failed
+        if not job.source.finished(results, family):
+            return None  # it failed
+        if job.statistics is not None and not _has_checkpoint(job.source.run_dir(results, family)):
+            print(f"cannot evaluate {job.body} zero-shot ({job.statistics}) from seed {job.seed} "
+                  f"of {job.source.kind}: its checkpoints were dropped", flush=True)
+            return None
+        return True
 
     def ended(job: Job, returncode: int, busy: list[Job]) -> None:
         if returncode != 0:
             print(f"failed ({returncode}): {job.kind} {job.body} seed {job.seed}", flush=True)
         run_dir = job.run_dir(results, family)
-        if run_dir is not None and not job.kind.startswith("family"):
+        if run_dir is not None and job.statistics is None and not job.kind.startswith("family"):
             keep_records_only(run_dir)
         _drop_shared_checkpoints(jobs, busy, family, results)
 
@@ -163,6 +191,8 @@ def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
 
 
 def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
+    if job.statistics is not None:
+        return _start_zero_shot(job, family, core, results)
     root = job.root(results, family)
     old = job.run_dir(results, family)
     if old is not None:  # an unfinished earlier attempt: start again
@@ -176,6 +206,22 @@ def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
     log = open(root / f"seed{job.seed}.log", "w")
     print(" ".join(command), flush=True)
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def _start_zero_shot(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
+    output = job.output(results, family)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), "eval",
+               "--run", str(job.source.run_dir(results, family)), "--body", job.body,
+               "--episodes", str(ZERO_SHOT_EPISODES), "--statistics", job.statistics,
+               "--output", str(output)]
+    log = open(output.with_suffix(".log"), "w")
+    print(" ".join(command), flush=True)
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def _has_checkpoint(run_dir: Path) -> bool:
+    return (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
 
 
 def _drop_shared_checkpoints(jobs: list[Job], busy: list[Job], family: str,
@@ -228,6 +274,21 @@ def _untrained_cell(values: list[float | None]) -> str:
     return cell if len(kept) == len(values) else f"{cell} ({len(kept)} of {len(values)} seeds)"
 
 
+def _zero_shot_return(path: Path) -> float:
+    """The deterministic team return of a `cli.py eval --output` file (one body)."""
+    (body,) = json.loads(path.read_text())["results"].values()
+    return body["deterministic"]["episode/team_return"]
+
+
+def _pair_cell(by_statistics: dict[str, list[float]], finals: list[float]) -> str:
+    """"warm-up / trained-bodies" shares, over the seeds evaluated both ways."""
+    evaluated = len(next(iter(by_statistics.values())))
+    if not evaluated:
+        return "not measured"
+    cell = " / ".join(_summary(values, True) for values in by_statistics.values())
+    return cell if evaluated == len(finals) else f"{cell} ({evaluated} of {len(finals)} seeds)"
+
+
 def report(results: Path, write: bool) -> str:
     lines = []
     for family, spec in FAMILIES.items():
@@ -238,11 +299,13 @@ def report(results: Path, write: bool) -> str:
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
                   "| setting (arch-morphology[-noindex]) | held-out body | seeds | specialist's "
                   "final return | zero-shot / specialist | untrained (first evaluation) / "
-                  "specialist | fine-tuning steps to the specialist's final / N |",
-                  "|---|---|---|---|---|---|---|"]
+                  "specialist | zero-shot by `eval` (warm-up / trained bodies' statistics) "
+                  "/ specialist | fine-tuning steps to the specialist's final / N |",
+                  "|---|---|---|---|---|---|---|---|"]
         for setting in settings:
             for body in spec.held_out:
                 zero_shot, untrained, finetune, finals = [], [], [], []
+                by_statistics = {statistics: [] for statistics in ZERO_SHOT_STATISTICS}
                 for seed in sorted({int(p.name.removeprefix("seed")) for p in
                                     (results / family).glob("*/*/*/seed*")}):
                     trained, tuned, specialist = (
@@ -257,6 +320,11 @@ def report(results: Path, write: bool) -> str:
                     untrained.append(_first_evaluation(trained, key) / final
                                      if _metrics_kept(trained) else None)
                     finals.append(final)
+                    evaluated = [Job(f"zeroshot-{setting}", body, seed, [], statistics=x)
+                                 .output(results, family) for x in ZERO_SHOT_STATISTICS]
+                    if all(path.exists() for path in evaluated):
+                        for x, path in zip(ZERO_SHOT_STATISTICS, evaluated, strict=True):
+                            by_statistics[x].append(_zero_shot_return(path) / final)
                     if not _finished(tuned):
                         continue
                     total = json.loads((tuned / "config.json").read_text())["config"]["ppo"][
@@ -271,7 +339,8 @@ def report(results: Path, write: bool) -> str:
                     lines.append(
                         f"| {setting} | {body} | {len(finals)} | "
                         f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
-                        f"{_untrained_cell(untrained)} | {tuned_cell} |")
+                        f"{_untrained_cell(untrained)} | {_pair_cell(by_statistics, finals)} | "
+                        f"{tuned_cell} |")
     text = (f"\n### Transfer within a family: report of {dt.date.today()} "
             f"({host_and_load(results)})\n\n`python benchmarks/transfer_table.py report "
             f"--results {shown(results)}`\n" + "\n".join(lines) + "\n")
@@ -296,6 +365,9 @@ def main() -> None:
     run_parser.add_argument("--steps", type=int, default=2_000_000,
                             help="env steps of every run (N)")
     run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
+    run_parser.add_argument("--skip", nargs="+", default=[], choices=["specialist", "finetune"],
+                            help="schedule no runs of these kinds (e.g. to compare zero-shot "
+                                 "only, with the specialists' records from another --results)")
     report_parser = sub.add_parser("report")
     report_parser.add_argument("--write", action="store_true", help="append to BENCHMARKS.md")
     for sub_parser in (run_parser, report_parser):
@@ -303,8 +375,9 @@ def main() -> None:
     args = parser.parse_args()
     results = args.results.resolve()
     if args.command == "run":
-        jobs = jobs_for(args.family, args.arch, args.morphology, args.identity, args.seeds,
-                        args.steps)
+        jobs = [job for job in jobs_for(args.family, args.arch, args.morphology, args.identity,
+                                        args.seeds, args.steps)
+                if job.kind.split("-")[0] not in args.skip]
         run(args.family, jobs, args.cores, results)
     print(report(results, write=args.command == "report" and args.write))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import jax
@@ -13,9 +14,15 @@ from modular_ppo.commands.tables import table
 from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, make_env
 from modular_ppo.ppo import EvalConfig, make_evaluator
+from modular_ppo.runs.atomic_write import write_atomically
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.metrics_log import to_floats
-from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
+from modular_ppo.runs.transfer import (
+    DEFAULT_WARMUP_STEPS,
+    StatisticsSource,
+    policy_on_body,
+    trained_policies,
+)
 
 MAX_EPISODES = 100_000
 """The most episodes per mode: each is one environment, all stepped side by side."""
@@ -38,9 +45,17 @@ class EvalCommand:
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     """With --body a body the run did not train on: env steps of the policy acting on it
     that estimate its observation normalizer statistics (no reward used); 0: none."""
+    statistics: StatisticsSource = "warm-up"
+    """With --body a body the run did not train on: where its normalizer statistics come
+    from: "warm-up" (--warmup-steps of the policy on it) or "trained-bodies" (pooled from
+    the trained bodies' modules that observe the same blocks, by the module's name, else
+    its name without digits, else any; the warm-up only for modules that match none)."""
     backend: Backend | None = None
     """Evaluate on this simulator instead of the run's own ("mjx", "cpu" or "warp"): the
     same policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""
+    output: Path | None = None
+    """Also write the results (body -> mode -> metric -> value, the step, the statistics
+    source) to this JSON file; an existing file is refused, not overwritten."""
     cache: CompileCacheFlags = CompileCacheConfig()
     """Where compiled programs are kept between commands."""
 
@@ -59,13 +74,19 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
     if not 0 <= command.warmup_steps <= MAX_WARMUP_STEPS:
         raise CommandError(f"--warmup-steps {command.warmup_steps}: give 0 (no warm-up) up to "
                            f"{MAX_WARMUP_STEPS:,} env steps.")
+    if command.output is not None and command.output.exists():
+        raise CommandError(f"--output {command.output}: the file exists; give a new path "
+                           "(results are never written over another file).")
+    if command.output is not None and not command.output.parent.is_dir():
+        raise CommandError(f"--output {command.output}: no directory {command.output.parent}; "
+                           "create it or give a path in an existing one.")
     run, step = restore_run(run_dir)
     key = jax.random.key(run.config.seed + 2)
     if command.body is None:
         policies = trained_policies(run)
     else:
         policies = {command.body: policy_on_body(run, str(run_dir), command.body,
-                                                 command.warmup_steps, key)}
+                                                 command.warmup_steps, key, command.statistics)}
     if backend is not None:
         policies = {
             name: dataclasses.replace(policy, env=make_env(policy.body, run.config.env, backend))
@@ -86,8 +107,15 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
         ]
         how = "" if policy.trained_on else (
             f", zero-shot: not trained on, normalizer from {command.warmup_steps:,} warm-up steps"
+            if command.statistics == "warm-up" else
+            ", zero-shot: not trained on, normalizer from the trained bodies' modules"
         )
         where = f", on the {backend} backend" if backend is not None else ""
         console.print(table(f"{name} / {run.config.arch} at step {step:,} "
                             f"({episodes} episodes{how}{where})", rows))
+    if command.output is not None:
+        record = {"run": str(run_dir), "step": step, "episodes": episodes,
+                  "statistics": command.statistics, "warmup_steps": command.warmup_steps,
+                  "backend": backend or run.config.backend, "results": results}
+        write_atomically(command.output, json.dumps(record, indent=1))
     return results

@@ -40,6 +40,13 @@ class RunningStatistics(nnx.Module):
         self.mean[...] = mean_a + delta * (n_b / n)
         self.m2[...] = m2_a + m2_b + delta**2 * (n_a * n_b / n)
 
+    def merge(self, others: list[RunningStatistics]) -> None:
+        """Replace these statistics by those of all observations `others` saw together."""
+        count = sum(o.count[...] for o in others)
+        mean = sum(o.count[...] * o.mean[...] for o in others) / jnp.maximum(count, 1.0)
+        m2 = sum(o.m2[...] + o.count[...] * (o.mean[...] - mean) ** 2 for o in others)
+        self.count[...], self.mean[...], self.m2[...] = count, mean, m2
+
     @property
     def variance(self) -> Float[Array, "obs"]:
         """Population variance of everything seen (0 before the first update)."""

@@ -4,20 +4,25 @@ Zero-shot means the parameters are the run's, unchanged, in a network built for 
 body with the run's network config (same architecture and max sizes, the new body's module
 graph). The observation normalizer is per body state, not a parameter: for a new body its
 statistics are estimated from `warmup_steps` environment steps of the policy itself acting
-on that body (observations only; no reward is used and no parameter changes).
+on that body (observations only; no reward is used and no parameter changes), or, with
+statistics "trained-bodies", taken from the trained bodies' modules that observe the same
+blocks (`statistics_from_trained_bodies`; the warm-up only for modules that match none).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
+
+from typing import Literal
 
 import jax
 from flax import nnx
 from jaxtyping import PRNGKeyArray
 
 from modular_ppo.body import BodyGraph, load_body
-from modular_ppo.env import make_env
+from modular_ppo.env import ObsBlock, make_env, observation_layout
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks import MaxSizeTooSmall, make_network
 from modular_ppo.ppo import collect_rollout
@@ -30,6 +35,8 @@ WARMUP_ENVS = 16
 WARMUP_ROUNDS = 4
 """The warm-up runs in rounds, the statistics updated after each, so later rounds act on
 normalized observations as the policy did in training."""
+
+StatisticsSource = Literal["warm-up", "trained-bodies"]
 
 
 @dataclasses.dataclass
@@ -54,9 +61,11 @@ def trained_policies(run: Run) -> dict[str, PolicyOnBody]:
 
 
 def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
-                   key: PRNGKeyArray) -> PolicyOnBody:
+                   key: PRNGKeyArray,
+                   statistics: StatisticsSource = "warm-up") -> PolicyOnBody:
     """The run's policy on `body_name`: its own if the run trained on it, else the run's
-    parameters in a network built for that body, normalizer warmed up (module docstring).
+    parameters in a network built for that body, its normalizer statistics from
+    `statistics` (module docstring).
 
     run_name: how to call the run in error messages (its directory).
     """
@@ -65,7 +74,16 @@ def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
         return own[body_name]
     body, env, graphdef, rest = network_for_body(run.config, run_name, body_name)
     network_state = nnx.merge_state(run.state.params, rest)
-    network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
+    if statistics == "warm-up":
+        network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
+    else:
+        network_state, unmatched = statistics_from_trained_bodies(run, body, graphdef,
+                                                                  network_state)
+        if unmatched:
+            # The warm-up adds its observations to every module's statistics; the second
+            # call puts the matched modules' back to the trained bodies' own.
+            network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
+            network_state, _ = statistics_from_trained_bodies(run, body, graphdef, network_state)
     return PolicyOnBody(body, env, graphdef, network_state, False)
 
 
@@ -130,3 +148,53 @@ def _warm_up_round(
     network = nnx.merge(graphdef, network_state)
     network.update_statistics(rollout.obs)
     return nnx.state(network)
+
+
+def statistics_from_trained_bodies(
+    run: Run, body: BodyGraph, graphdef: nnx.GraphDef, network_state: nnx.State
+) -> tuple[nnx.State, tuple[str, ...]]:
+    """`network_state` (a network for `body`) with each module's observation statistics
+    pooled from the run's trained bodies' modules that `matching_modules` picks. Returns
+    the state and the modules that match none (their statistics left as they were); a
+    network without a normalizer comes back unchanged."""
+    if not run.config.network.normalize_observations:
+        return network_state, ()
+    trained_layouts = {name: observation_layout(run.bodies[name], run.config.env)
+                       for name in run.bodies}
+    trained_statistics = {
+        group.name: nnx.merge(group.graphdef, run.state.network_state(group.name)).normalizer
+        for group in run.groups
+    }
+    network = nnx.merge(graphdef, network_state)
+    matches = matching_modules(observation_layout(body, run.config.env), trained_layouts)
+    for module, sources in matches.items():
+        if sources:
+            network.normalizer.statistics[module].merge(
+                [trained_statistics[b].statistics[m] for b, m in sources])
+    return nnx.state(network), tuple(m for m, sources in matches.items() if not sources)
+
+
+def matching_modules(
+    layout: dict[str, tuple[ObsBlock, ...]],
+    trained_layouts: dict[str, dict[str, tuple[ObsBlock, ...]]],
+) -> dict[str, list[tuple[str, str]]]:
+    """Module of `layout` -> the (body, module) pairs of `trained_layouts` whose modules
+    observe the same blocks (feature, hop distance and size, in order) and have its name;
+    failing that, its name with digits ignored (centipede-8's leg_3_left: every left leg);
+    failing that, any name; [] when no module observes the same blocks."""
+    matches = {}
+    for module, blocks in layout.items():
+        same_blocks = [(b, m) for b, modules in trained_layouts.items()
+                       for m, theirs in modules.items() if _signature(theirs) == _signature(blocks)]
+        matches[module] = ([(b, m) for b, m in same_blocks if m == module]
+                           or [(b, m) for b, m in same_blocks if _role(m) == _role(module)]
+                           or same_blocks)
+    return matches
+
+
+def _signature(blocks: tuple[ObsBlock, ...]) -> tuple[tuple[int | None, str, int], ...]:
+    return tuple((b.hops, b.feature, b.size) for b in blocks)
+
+
+def _role(module: str) -> str:
+    return re.sub(r"\d+", "#", module)

@@ -26,6 +26,24 @@ def test_merged_statistics_match_numpy_over_all_batches():
     np.testing.assert_allclose(np.asarray(stats.variance), everything.var(axis=0), rtol=1e-4)
 
 
+def test_pooled_statistics_match_numpy_over_every_source():
+    rng = np.random.default_rng(1)
+    batches = [rng.normal(m, s, size=(n, 2)) for m, s, n in [(0.0, 1.0, 50), (4.0, 3.0, 7),
+                                                               (-2.0, 0.1, 300)]]
+    sources = []
+    for batch in batches:
+        stats = RunningStatistics(2)
+        stats.update(jnp.asarray(batch, jnp.float32))
+        sources.append(stats)
+    pooled = RunningStatistics(2)
+    pooled.update(jnp.ones((5, 2)))  # replaced, not added to
+    pooled.merge(sources)
+    everything = np.concatenate(batches)
+    assert float(pooled.count[...]) == everything.shape[0]
+    np.testing.assert_allclose(np.asarray(pooled.mean[...]), everything.mean(axis=0), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(pooled.variance), everything.var(axis=0), rtol=1e-4)
+
+
 def test_normalize_is_standardization_clipped_and_identity_before_data():
     stats = RunningStatistics(2)
     x = jnp.asarray([[1.0, -200.0], [3.0, 5.0]])

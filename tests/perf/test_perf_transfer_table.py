@@ -15,6 +15,15 @@ import transfer_table  # noqa: E402
 def test_a_family_gets_specialists_a_shared_run_and_fine_tuning_from_it():
     jobs = transfer_table.jobs_for("centipede", ["graph"], ["value"], ["index", "none"], [3],
                                    steps=800_000)
+    zero_shot = [job for job in jobs if job.statistics is not None]
+    assert [(job.kind, job.body, job.statistics) for job in zero_shot[:4]] == [
+        ("zeroshot-graph-value", "centipede-8", "warm-up"),
+        ("zeroshot-graph-value", "centipede-8", "trained-bodies"),
+        ("zeroshot-graph-value", "centipede-10", "warm-up"),
+        ("zeroshot-graph-value", "centipede-10", "trained-bodies"),
+    ]
+    assert all(job.flags == [] for job in zero_shot)
+    jobs = [job for job in jobs if job.statistics is None]
     kinds = [(job.kind, job.body) for job in jobs]
     assert kinds == [
         ("specialist", "centipede-8"), ("specialist", "centipede-10"),
@@ -25,6 +34,7 @@ def test_a_family_gets_specialists_a_shared_run_and_fine_tuning_from_it():
         ("finetune-graph-value-noindex", "centipede-10"),
     ]
     shared, shared_noindex = jobs[2], jobs[5]
+    assert [job.source for job in zero_shot] == [shared] * 4 + [shared_noindex] * 4
     assert shared.flags[-9:] == ["--arch", "graph", "--morphology", "value", "--module-identity",
                                  "index", "--held-out", "centipede-8", "centipede-10"]
     assert shared_noindex.flags[-9:-3] == ["--arch", "graph", "--morphology", "value",
@@ -37,7 +47,8 @@ def test_a_family_gets_specialists_a_shared_run_and_fine_tuning_from_it():
         assert job.flags[:4] == ["--ppo.total-steps", "800000", "--eval-every-steps", "100000"]
     walker = transfer_table.jobs_for("walker2d", ["shared"], ["none"], ["index"], [0],
                                      steps=800_000)
-    assert all(" ".join(job.flags).count("--ppo.gamma 0.99") == 1 for job in walker)
+    assert all(" ".join(job.flags).count("--ppo.gamma 0.99") == 1
+               for job in walker if job.statistics is None)
 
 
 def _run_dir(root: Path, total_steps: int, curve: list[tuple[int, dict]]) -> None:
@@ -65,10 +76,18 @@ def test_the_report_divides_by_the_specialists_final_return(tmp_path):
     _run_dir(family / "finetune-shared-none" / "centipede-10" / "centipede-10" / "seed0", 1000,
              [(500, {"eval/team_return": 300.0}), (1000, {"eval/team_return": 399.0})])
 
+    # centipede-8 evaluated zero-shot both ways by `cli.py eval --output`; centipede-10 not.
+    for statistics, value in (("warm-up", 700.0), ("trained-bodies", 900.0)):
+        path = family / "zeroshot-shared-none" / "centipede-8" / f"seed0-{statistics}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"results": {"centipede-8": {
+            "deterministic": {"episode/team_return": value},
+            "stochastic": {"episode/team_return": 0.0}}}}))
+
     text = transfer_table.report(tmp_path, write=False)
-    assert "| shared-none | centipede-8 | 1 | 1,000 | 80% | 50% | 0.50 |" in text
-    assert ("| shared-none | centipede-10 | 1 | 400 | 25% | 12% | not within N (1 of 1 seeds) |"
-            in text)
+    assert "| shared-none | centipede-8 | 1 | 1,000 | 80% | 50% | 70% / 90% | 0.50 |" in text
+    assert ("| shared-none | centipede-10 | 1 | 400 | 25% | 12% | not measured "
+            "| not within N (1 of 1 seeds) |" in text)
 
 
 @pytest.mark.parametrize("values, percent, shown", [
@@ -100,6 +119,6 @@ def test_zero_shot_counts_every_seed_whose_shared_run_and_specialist_finished(tm
     text = transfer_table.report(tmp_path, write=False)
     # 400 of 1,000 and 400 of 500.
     assert ("| shared-none | centipede-8 | 2 | 750 | 60% (40%-80%) | 15% (10%-20%) "
-            "| 0.25 (1 of 2 seeds finished) |") in text
+            "| not measured | 0.25 (1 of 2 seeds finished) |") in text
     assert ("| graph-none | centipede-8 | 2 | 750 | 60% (40%-80%) | 15% (10%-20%) "
-            "| none finished |") in text
+            "| not measured | none finished |") in text

@@ -10,14 +10,17 @@ import json
 import jax
 import numpy as np
 import pytest
+from flax import nnx
 from reliability_tools import TINY, TINY_ACTUATORS, cli_main, plain, tiny_xml
 
-from modular_ppo.env import EnvConfig
+from modular_ppo.body import load_body
+from modular_ppo.env import EnvConfig, observation_layout
 from modular_ppo.networks import NetworkConfig
 from modular_ppo.runs.build import build_run, load_run_config, restore_run
 from modular_ppo.runs.config import TrainRunConfig, config_to_json
 from modular_ppo.runs.errors import RunConfigError
 from modular_ppo.runs.init_from import start_from, with_source_settings
+from modular_ppo.runs.transfer import matching_modules, policy_on_body
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +157,38 @@ def test_held_out_bodies_are_evaluated_at_every_evaluation(with_held_out):
     assert "eval/team_return/tiny-three" in final and "eval/team_return" in final
     losses = [k for row in rows for k in row if k.startswith("losses/critic/")]
     assert losses and not any("tiny-three" in k for k in losses)  # never trained on
+
+
+def test_trained_body_statistics_pool_the_modules_of_the_same_name(straight_runs, third_body):
+    """`eval --statistics trained-bodies`: a new body's normalizer is the trained bodies'
+    statistics of its modules' namesakes pooled (the tiny bodies share module names and
+    observation layouts), no warm-up."""
+    source = straight_runs("two bodies")
+    run, _ = restore_run(source)
+    policy = policy_on_body(run, str(source), str(third_body), 4096, jax.random.key(0),
+                            "trained-bodies")
+    got = nnx.merge(policy.graphdef, policy.network_state).normalizer.statistics
+    trained = [nnx.merge(g.graphdef, run.state.network_state(g.name)).normalizer.statistics
+               for g in run.groups]
+    assert len(trained) == 2 and set(got) == set(trained[0])
+    for module, stats in got.items():
+        counts = [float(t[module].count[...]) for t in trained]
+        means = [np.asarray(t[module].mean[...]) for t in trained]
+        assert float(stats.count[...]) == sum(counts) > 0
+        np.testing.assert_allclose(np.asarray(stats.mean[...]),
+                                   np.average(means, axis=0, weights=counts), rtol=1e-5)
+
+
+def test_modules_match_trained_ones_that_observe_the_same_blocks():
+    """Name first, then the name with digits ignored, then any module with the same blocks;
+    centipede-8's torso_2 has four neighbors in an order no torso of centipede-4 or -6 has."""
+    config = EnvConfig()
+    trained = {name: observation_layout(load_body(name), config)
+               for name in ("centipede-4", "centipede-6")}
+    matches = matching_modules(observation_layout(load_body("centipede-8"), config), trained)
+    assert matches["leg_0_left"] == [("centipede-4", "leg_0_left"), ("centipede-6", "leg_0_left")]
+    assert matches["leg_2_right"] == [("centipede-6", "leg_2_right")]
+    assert matches["leg_3_left"] == [("centipede-4", "leg_1_left"), ("centipede-6", "leg_1_left"),
+                                     ("centipede-6", "leg_2_left")]
+    assert matches["torso_3"] == [("centipede-6", "torso_2")]  # the last torso
+    assert matches["torso_2"] == []
