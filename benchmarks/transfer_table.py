@@ -17,6 +17,8 @@ identity, `--identity index none`: whether tokens carry the module's index one-h
   same blocks), side by side on the same final checkpoint;
 - fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
   --seed S --ppo.total-steps N`.
+`--new-body-statistics trained-bodies` gives both kinds that flag of `cli.py train` (the
+held-out figures and the fine-tuned runs' starting statistics come from the training bodies).
 For each family, seed and held-out body, once:
 - specialist: `cli.py train --body H --seed S --ppo.total-steps N` with the CLI's defaults for
   H (separate networks, the body's preset): what a user would train on H alone.
@@ -143,22 +145,24 @@ def setting_flags(arch: str, morphology: str, identity: str) -> tuple[str, list[
 
 
 def jobs_for(family: str, archs: list[str], morphologies: list[str], identities: list[str],
-             seeds: list[int], steps: int) -> list[Job]:
+             seeds: list[int], steps: int, new_body_statistics: str = "warm-up") -> list[Job]:
     spec = FAMILIES[family]
     common = ["--ppo.total-steps", str(steps), "--eval-every-steps", str(steps // 8),
               "--eval.n-envs", "16", "--no-video", *spec.flags]
+    transfer = ([] if new_body_statistics == "warm-up"
+                else ["--new-body-statistics", new_body_statistics])
     jobs = []
     for seed in seeds:
         jobs += [Job("specialist", body, seed, common) for body in spec.held_out]
         for arch, morphology, identity in itertools.product(archs, morphologies, identities):
             setting, network = setting_flags(arch, morphology, identity)
             shared = Job(f"family-{setting}", spec.train, seed,
-                         [*common, *network, "--held-out", *spec.held_out])
+                         [*common, *network, "--held-out", *spec.held_out, *transfer])
             jobs.append(shared)
             jobs += [Job(f"zeroshot-{setting}", body, seed, [], source=shared,
                          statistics=statistics)
                      for body in spec.held_out for statistics in ZERO_SHOT_STATISTICS]
-            jobs += [Job(f"finetune-{setting}", body, seed, common, source=shared)
+            jobs += [Job(f"finetune-{setting}", body, seed, [*common, *transfer], source=shared)
                      for body in spec.held_out]
     return jobs
 
@@ -365,6 +369,10 @@ def main() -> None:
     run_parser.add_argument("--steps", type=int, default=2_000_000,
                             help="env steps of every run (N)")
     run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
+    run_parser.add_argument("--new-body-statistics", default="warm-up",
+                            choices=["warm-up", "trained-bodies"],
+                            help="cli.py train --new-body-statistics of the shared runs (their "
+                                 "--held-out figures) and the fine-tuned runs")
     run_parser.add_argument("--skip", nargs="+", default=[], choices=["specialist", "finetune"],
                             help="schedule no runs of these kinds (e.g. to compare zero-shot "
                                  "only, with the specialists' records from another --results)")
@@ -376,7 +384,7 @@ def main() -> None:
     results = args.results.resolve()
     if args.command == "run":
         jobs = [job for job in jobs_for(args.family, args.arch, args.morphology, args.identity,
-                                        args.seeds, args.steps)
+                                        args.seeds, args.steps, args.new_body_statistics)
                 if job.kind.split("-")[0] not in args.skip]
         run(args.family, jobs, args.cores, results)
     print(report(results, write=args.command == "report" and args.write))

@@ -17,12 +17,8 @@ from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.atomic_write import write_atomically
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.metrics_log import to_floats
-from modular_ppo.runs.transfer import (
-    DEFAULT_WARMUP_STEPS,
-    StatisticsSource,
-    policy_on_body,
-    trained_policies,
-)
+from modular_ppo.runs.config import StatisticsSource
+from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
 
 MAX_EPISODES = 100_000
 """The most episodes per mode: each is one environment, all stepped side by side."""

@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import tyro
 
@@ -26,6 +26,12 @@ from modular_ppo.ppo import (
     with_preset,
 )
 from modular_ppo.runs.errors import RunConfigError
+
+
+StatisticsSource = Literal["warm-up", "trained-bodies"]
+"""Where a body the parameters were not trained on gets its observation normalizer
+statistics (`runs.transfer`): "warm-up" (steps of the policy acting on it) or
+"trained-bodies" (pooled from the trained bodies' modules that observe the same blocks)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,11 +98,17 @@ class TrainRunConfig:
     of body, partition, seed, network, env and PPO are used (giving different ones is an
     error); `--ppo.total-steps` sets the new length, and the settings that do not change
     what training computes may be changed (RESUME_MAY_CHANGE: evaluation, checkpoints,
-    video, held-out bodies, compile cache, data-parallel and distributed settings)."""
+    video, held-out bodies and their statistics, compile cache, data-parallel and
+    distributed settings)."""
     init_from: Path | None = None
     """Fine-tune: start from the parameters of this run directory's latest checkpoint (its
     --arch and network sizes are used; they must hold --body), with a fresh optimizer and
-    each body's observation normalizer warmed up by the policy acting on it."""
+    each body's observation normalizer from --new-body-statistics."""
+    new_body_statistics: StatisticsSource = "warm-up"
+    """Where --held-out bodies and, with --init-from, the new run's bodies get their
+    observation normalizer statistics: "warm-up" (4,096 steps of the policy acting on the
+    body) or "trained-bodies" (pooled from the trained bodies' modules that observe the
+    same blocks, as `eval --statistics trained-bodies`)."""
     distributed: DistributedConfig = DistributedConfig()
     """Train with several processes (hosts): README, "Many machines". Environments are split
     over every process's devices (--ppo.data-parallel is implied); process 0 writes the run
@@ -239,7 +251,7 @@ def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:
 RESUME_MAY_CHANGE = frozenset({
     "ppo.total_steps", "ppo.data_parallel", "eval_every_steps", "checkpoint_every_steps",
     *(f"distributed.{field.name}" for field in dataclasses.fields(DistributedConfig)),
-    "keep_checkpoints", "video", "video_length", "held_out",
+    "keep_checkpoints", "video", "video_length", "held_out", "new_body_statistics",
     *(f"cache.{field.name}" for field in dataclasses.fields(CompileCacheConfig)),
     *(f"eval.{field.name}" for field in dataclasses.fields(EvalConfig)),
 })

@@ -1,11 +1,13 @@
 """Zero-shot evaluation of a run on bodies it does not train on (`--held-out`), at every
 evaluation: the current parameters in a network built for each held-out body, its
-normalizer warmed up by the policy itself acting on that body (`transfer`)."""
+normalizer statistics from `--new-body-statistics` (`transfer`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import dataclasses
 
 import jax
 from flax import nnx
@@ -14,7 +16,7 @@ from modular_ppo.ppo import EvalConfig, TrainingState, body_key, make_evaluator
 from modular_ppo.ppo.sharding import to_local
 from modular_ppo.runs.build import Run
 from modular_ppo.runs.metrics_log import to_floats
-from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, network_for_body, warm_up_normalizer
+from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, network_for_body, new_body_statistics
 
 
 def evaluator_with_held_out(
@@ -22,21 +24,28 @@ def evaluator_with_held_out(
 ) -> Callable[[TrainingState, Any], dict[str, float]]:
     """(state, key) -> the run's evaluation metrics (`Run.evaluator`) and every held-out
     body's, named with the body ("episode/team_return/<body>", ...). The held-out
-    bodies' networks, envs and compiled evaluators are built once; each call warms their
-    normalizers up afresh with the current parameters."""
+    bodies' networks, envs and compiled evaluators are built once; each call gives their
+    normalizers statistics afresh: the current parameters' warm-up, or the training bodies'
+    current statistics."""
     trained = run.evaluator(config)
     held_out = {}
     for name in run.config.held_out_bodies:
         body, env, graphdef, rest = network_for_body(run.config, "--held-out", name)
-        held_out[body.name] = (env, graphdef, rest, make_evaluator(env, graphdef, config))
+        held_out[body.name] = (body, env, graphdef, rest, make_evaluator(env, graphdef, config))
 
     def evaluate(state: TrainingState, key) -> dict[str, float]:
         metrics = trained(state, key)
         params = to_local(state.params)
-        for name, (env, graphdef, rest, evaluator) in held_out.items():
+        networks = state.replace(params=params, groups={
+            name: group.replace(network=to_local(group.network))
+            for name, group in state.groups.items()})
+        now = dataclasses.replace(run, state=networks)
+        for name, (body, env, graphdef, rest, evaluator) in held_out.items():
             warm_key, eval_key = jax.random.split(key)
-            network_state = warm_up_normalizer(env, graphdef, nnx.merge_state(params, rest),
-                                               DEFAULT_WARMUP_STEPS, warm_key)
+            network_state = new_body_statistics(now, body, env, graphdef,
+                                                nnx.merge_state(params, rest),
+                                                run.config.new_body_statistics,
+                                                DEFAULT_WARMUP_STEPS, warm_key)
             metrics.update({body_key(k, name): v for k, v in
                             to_floats(evaluator(network_state, eval_key)).items()})
         return metrics

@@ -2,9 +2,10 @@
 
 The new run takes the source run's network settings (architecture and max sizes, so its
 parameters fit) and observation settings (what each input means), its parameters from the
-source's latest checkpoint, a fresh optimizer state, and for each of its bodies an
-observation normalizer warmed up by the policy itself acting on that body (as zero-shot
-evaluation does: observations only, no reward, no parameter change). Everything else
+source's latest checkpoint, a fresh optimizer state, and for each of its bodies
+observation normalizer statistics from `--new-body-statistics`, as zero-shot evaluation
+gets them: warmed up by the policy itself acting on that body (observations only, no
+reward, no parameter change), or pooled from the source's trained bodies. Everything else
 (bodies, task and episode settings, PPO settings, seed) is the new run's own.
 """
 
@@ -23,7 +24,7 @@ from modular_ppo.ppo.state import same_parameter_shapes
 from modular_ppo.runs.build import Run, load_run_config, restore_run
 from modular_ppo.runs.config import TrainRunConfig, flag
 from modular_ppo.runs.errors import RunConfigError, TransferError
-from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, warm_up_normalizer
+from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, new_body_statistics
 
 
 OBSERVATION_FIELDS = (
@@ -68,7 +69,8 @@ def _check_kept(config: TrainRunConfig, source: TrainRunConfig, section: str,
 
 def start_from(run: Run, source_dir: Path) -> Run:
     """`run` (freshly built with `with_source_settings`' config) with the parameters of
-    `source_dir`'s latest checkpoint, a fresh optimizer state and warmed-up normalizers."""
+    `source_dir`'s latest checkpoint, a fresh optimizer state and normalizer statistics
+    from `run.config.new_body_statistics`."""
     source, _ = restore_run(source_dir)
     params = source.state.params
     if not same_parameter_shapes(params, run.state.params):
@@ -83,9 +85,9 @@ def start_from(run: Run, source_dir: Path) -> Run:
     groups = {}
     for group, key in zip(run.groups, keys):
         own = run.state.groups[group.name]
-        warmed = warm_up_normalizer(group.env, group.graphdef,
-                                    nnx.merge_state(params, own.network),
-                                    DEFAULT_WARMUP_STEPS, key)
+        warmed = new_body_statistics(source, run.bodies[group.name], group.env,
+                                     group.graphdef, nnx.merge_state(params, own.network),
+                                     run.config.new_body_statistics, DEFAULT_WARMUP_STEPS, key)
         _, rest = nnx.split_state(warmed, nnx.Param, ...)
         groups[group.name] = own.replace(network=rest)
     state = run.state.replace(params=params, groups=groups,

@@ -15,8 +15,6 @@ import dataclasses
 import functools
 import re
 
-from typing import Literal
-
 import jax
 from flax import nnx
 from jaxtyping import PRNGKeyArray
@@ -27,7 +25,7 @@ from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks import MaxSizeTooSmall, make_network
 from modular_ppo.ppo import collect_rollout
 from modular_ppo.runs.build import Run, source_cannot_hold
-from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.config import StatisticsSource, TrainRunConfig
 from modular_ppo.runs.errors import TransferError
 
 DEFAULT_WARMUP_STEPS = 4096
@@ -35,8 +33,6 @@ WARMUP_ENVS = 16
 WARMUP_ROUNDS = 4
 """The warm-up runs in rounds, the statistics updated after each, so later rounds act on
 normalized observations as the policy did in training."""
-
-StatisticsSource = Literal["warm-up", "trained-bodies"]
 
 
 @dataclasses.dataclass
@@ -73,18 +69,35 @@ def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
     if body_name in own:
         return own[body_name]
     body, env, graphdef, rest = network_for_body(run.config, run_name, body_name)
-    network_state = nnx.merge_state(run.state.params, rest)
-    if statistics == "warm-up":
-        network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
-    else:
-        network_state, unmatched = statistics_from_trained_bodies(run, body, graphdef,
-                                                                  network_state)
-        if unmatched:
-            # The warm-up adds its observations to every module's statistics; the second
-            # call puts the matched modules' back to the trained bodies' own.
-            network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
-            network_state, _ = statistics_from_trained_bodies(run, body, graphdef, network_state)
+    network_state = new_body_statistics(run, body, env, graphdef,
+                                        nnx.merge_state(run.state.params, rest),
+                                        statistics, warmup_steps, key)
     return PolicyOnBody(body, env, graphdef, network_state, False)
+
+
+def new_body_statistics(
+    trained: Run,
+    body: BodyGraph,
+    env: ModularEnvProtocol,
+    graphdef: nnx.GraphDef,
+    network_state: nnx.State,
+    statistics: StatisticsSource,
+    warmup_steps: int,
+    key: PRNGKeyArray,
+) -> nnx.State:
+    """`network_state` (a network for `body`, which `trained` did not train on) with
+    normalizer statistics from `statistics`: `warm_up_normalizer`, or
+    `statistics_from_trained_bodies` with the warm-up for modules that match none."""
+    if statistics == "warm-up":
+        return warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
+    network_state, unmatched = statistics_from_trained_bodies(trained, body, graphdef,
+                                                              network_state)
+    if unmatched:
+        # The warm-up adds its observations to every module's statistics; the second
+        # call puts the matched modules' back to the trained bodies' own.
+        network_state = warm_up_normalizer(env, graphdef, network_state, warmup_steps, key)
+        network_state, _ = statistics_from_trained_bodies(trained, body, graphdef, network_state)
+    return network_state
 
 
 def network_for_body(

@@ -122,3 +122,14 @@ def test_zero_shot_counts_every_seed_whose_shared_run_and_specialist_finished(tm
             "| not measured | 0.25 (1 of 2 seeds finished) |") in text
     assert ("| graph-none | centipede-8 | 2 | 750 | 60% (40%-80%) | 15% (10%-20%) "
             "| not measured | none finished |") in text
+
+
+def test_trained_body_statistics_reach_the_shared_and_fine_tuned_runs_only():
+    jobs = transfer_table.jobs_for("centipede", ["shared"], ["none"], ["index"], [0],
+                                   steps=800_000, new_body_statistics="trained-bodies")
+    flagged = {job.kind for job in jobs
+               if "--new-body-statistics trained-bodies" in " ".join(job.flags)}
+    assert flagged == {"family-shared-none", "finetune-shared-none"}
+    default = transfer_table.jobs_for("centipede", ["shared"], ["none"], ["index"], [0],
+                                      steps=800_000)
+    assert not any("--new-body-statistics" in job.flags for job in default)

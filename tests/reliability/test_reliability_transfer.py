@@ -16,10 +16,13 @@ from reliability_tools import TINY, TINY_ACTUATORS, cli_main, plain, tiny_xml
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, observation_layout
 from modular_ppo.networks import NetworkConfig
+from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.build import build_run, load_run_config, restore_run
 from modular_ppo.runs.config import TrainRunConfig, config_to_json
 from modular_ppo.runs.errors import RunConfigError
+from modular_ppo.runs.held_out import evaluator_with_held_out
 from modular_ppo.runs.init_from import start_from, with_source_settings
+from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.transfer import matching_modules, policy_on_body
 
 
@@ -192,3 +195,36 @@ def test_modules_match_trained_ones_that_observe_the_same_blocks():
                                      ("centipede-6", "leg_2_left")]
     assert matches["torso_3"] == [("centipede-6", "torso_2")]  # the last torso
     assert matches["torso_2"] == []
+
+
+def test_new_body_statistics_reach_fine_tuning_and_held_out_evaluation(
+    fine_tuned, straight_runs, third_body
+):
+    """--new-body-statistics trained-bodies: `--init-from` starts the new body with the
+    source's pooled statistics (no warm-up: every module matches), and `--held-out`
+    evaluates with the statistics `eval --statistics trained-bodies` uses."""
+    source, run_dir, _ = fine_tuned
+    trained, _ = restore_run(source)
+    expected = policy_on_body(trained, str(source), str(third_body), 4096, jax.random.key(0),
+                              "trained-bodies")
+    config = dataclasses.replace(load_run_config(run_dir), resume=None,
+                                 new_body_statistics="trained-bodies")
+    started = start_from(build_run(config), source)
+    (group,) = started.groups
+    got = nnx.merge(group.graphdef, started.state.network_state(group.name)).normalizer
+    want = nnx.merge(expected.graphdef, expected.network_state).normalizer
+    for module, stats in want.statistics.items():
+        for name in ("count", "mean", "m2"):
+            np.testing.assert_array_equal(np.asarray(getattr(got.statistics[module], name)[...]),
+                                          np.asarray(getattr(stats, name)[...]))
+
+    held_out = dataclasses.replace(trained, config=dataclasses.replace(
+        trained.config, held_out=(str(third_body),), new_body_statistics="trained-bodies"))
+    eval_config = EvalConfig(n_envs=2, episode_length=4)
+    key = jax.random.key(5)
+    metrics = evaluator_with_held_out(held_out, eval_config)(trained.state, key)
+    _, eval_key = jax.random.split(key)
+    want = to_floats(make_evaluator(expected.env, expected.graphdef, eval_config)(
+        expected.network_state, eval_key))
+    name = expected.body.name
+    assert metrics[f"episode/team_return/{name}"] == want["episode/team_return"]
