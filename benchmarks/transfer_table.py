@@ -12,7 +12,7 @@ identity, `--identity index none`: whether tokens carry the module's index one-h
   and zero-shot on each held-out body (`--held-out`: the current parameters, the normalizer
   warmed up by the policy acting on the body, no training on it);
 - zero-shot, both ways: for each held-out body H, `cli.py eval --run <the shared run> --body H
-  --episodes 16 --statistics X` with X "warm-up" (the normalizer warmed up as above) and
+  --episodes 16 --new-body-statistics X` with X "warm-up" (the normalizer warmed up as above) and
   "trained-bodies" (its statistics pooled from the training bodies' modules that observe the
   same blocks), side by side on the same final checkpoint;
 - fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
@@ -73,7 +73,7 @@ from pinned_runs import run_pinned
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "transfer"
 ZERO_SHOT_STATISTICS = ("warm-up", "trained-bodies")
-"""`cli.py eval --statistics` of the zero-shot evaluations, in the report's order."""
+"""`cli.py eval --new-body-statistics` of the zero-shot evaluations, in the report's order."""
 ZERO_SHOT_EPISODES = 16
 
 
@@ -114,7 +114,7 @@ class Job:
     source: Job | None = None
     """The shared run a fine-tuned run starts from, or a zero-shot evaluation evaluates."""
     statistics: str | None = None
-    """A zero-shot evaluation's `cli.py eval --statistics`; None for training runs."""
+    """A zero-shot evaluation's `cli.py eval --new-body-statistics`; None for training runs."""
 
     def root(self, results: Path, family: str) -> Path:
         """Its runs root: <results>/<family>/<kind>/<held-out body, or "train">."""
@@ -217,7 +217,7 @@ def _start_zero_shot(job: Job, family: str, core: int, results: Path) -> subproc
     output.parent.mkdir(parents=True, exist_ok=True)
     command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), "eval",
                "--run", str(job.source.run_dir(results, family)), "--body", job.body,
-               "--episodes", str(ZERO_SHOT_EPISODES), "--statistics", job.statistics,
+               "--episodes", str(ZERO_SHOT_EPISODES), "--new-body-statistics", job.statistics,
                "--output", str(output)]
     log = open(output.with_suffix(".log"), "w")
     print(" ".join(command), flush=True)

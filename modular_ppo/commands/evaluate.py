@@ -41,7 +41,7 @@ class EvalCommand:
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     """With --body a body the run did not train on: env steps of the policy acting on it
     that estimate its observation normalizer statistics (no reward used); 0: none."""
-    statistics: StatisticsSource = "warm-up"
+    new_body_statistics: StatisticsSource = "warm-up"
     """With --body a body the run did not train on: where its normalizer statistics come
     from: "warm-up" (--warmup-steps of the policy on it) or "trained-bodies" (pooled from
     the trained bodies' modules that observe the same blocks, by the module's name, else
@@ -82,7 +82,8 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
         policies = trained_policies(run)
     else:
         policies = {command.body: policy_on_body(run, str(run_dir), command.body,
-                                                 command.warmup_steps, key, command.statistics)}
+                                                 command.warmup_steps, key,
+                                                 command.new_body_statistics)}
     if backend is not None:
         policies = {
             name: dataclasses.replace(policy, env=make_env(policy.body, run.config.env, backend))
@@ -103,7 +104,7 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
         ]
         how = "" if policy.trained_on else (
             f", zero-shot: not trained on, normalizer from {command.warmup_steps:,} warm-up steps"
-            if command.statistics == "warm-up" else
+            if command.new_body_statistics == "warm-up" else
             ", zero-shot: not trained on, normalizer from the trained bodies' modules"
         )
         where = f", on the {backend} backend" if backend is not None else ""
@@ -111,7 +112,8 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
                             f"({episodes} episodes{how}{where})", rows))
     if command.output is not None:
         record = {"run": str(run_dir), "step": step, "episodes": episodes,
-                  "statistics": command.statistics, "warmup_steps": command.warmup_steps,
+                  "new_body_statistics": command.new_body_statistics,
+                  "warmup_steps": command.warmup_steps,
                   "backend": backend or run.config.backend, "results": results}
         write_atomically(command.output, json.dumps(record, indent=1))
     return results

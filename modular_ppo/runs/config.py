@@ -108,7 +108,7 @@ class TrainRunConfig:
     """Where --held-out bodies and, with --init-from, the new run's bodies get their
     observation normalizer statistics: "warm-up" (4,096 steps of the policy acting on the
     body) or "trained-bodies" (pooled from the trained bodies' modules that observe the
-    same blocks, as `eval --statistics trained-bodies`)."""
+    same blocks, as `eval --new-body-statistics trained-bodies`)."""
     distributed: DistributedConfig = DistributedConfig()
     """Train with several processes (hosts): README, "Many machines". Environments are split
     over every process's devices (--ppo.data-parallel is implied); process 0 writes the run

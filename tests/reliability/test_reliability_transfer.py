@@ -163,7 +163,7 @@ def test_held_out_bodies_are_evaluated_at_every_evaluation(with_held_out):
 
 
 def test_trained_body_statistics_pool_the_modules_of_the_same_name(straight_runs, third_body):
-    """`eval --statistics trained-bodies`: a new body's normalizer is the trained bodies'
+    """`eval --new-body-statistics trained-bodies`: a new body's normalizer is the trained bodies'
     statistics of its modules' namesakes pooled (the tiny bodies share module names and
     observation layouts), no warm-up."""
     source = straight_runs("two bodies")
@@ -202,7 +202,7 @@ def test_new_body_statistics_reach_fine_tuning_and_held_out_evaluation(
 ):
     """--new-body-statistics trained-bodies: `--init-from` starts the new body with the
     source's pooled statistics (no warm-up: every module matches), and `--held-out`
-    evaluates with the statistics `eval --statistics trained-bodies` uses."""
+    evaluates with the statistics `eval --new-body-statistics trained-bodies` uses."""
     source, run_dir, _ = fine_tuned
     trained, _ = restore_run(source)
     expected = policy_on_body(trained, str(source), str(third_body), 4096, jax.random.key(0),
