@@ -17,8 +17,9 @@ identity, `--identity index none`: whether tokens carry the module's index one-h
   same blocks), side by side on the same final checkpoint;
 - fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
   --seed S --ppo.total-steps N`.
-`--new-body-statistics trained-bodies` gives both kinds that flag of `cli.py train` (the
-held-out figures and the fine-tuned runs' starting statistics come from the training bodies).
+Both kinds get `--new-body-statistics warm-up` (the table's default, which its rows so far
+were run with; the CLI's default is trained-bodies) or the value given to `run` (the
+held-out figures' and the fine-tuned runs' starting normalizer statistics).
 For each family, seed and held-out body, once:
 - specialist: `cli.py train --body H --seed S --ppo.total-steps N` with the CLI's defaults for
   H (separate networks, the body's preset): what a user would train on H alone.
@@ -149,8 +150,7 @@ def jobs_for(family: str, archs: list[str], morphologies: list[str], identities:
     spec = FAMILIES[family]
     common = ["--ppo.total-steps", str(steps), "--eval-every-steps", str(steps // 8),
               "--eval.n-envs", "16", "--no-video", *spec.flags]
-    transfer = ([] if new_body_statistics == "warm-up"
-                else ["--new-body-statistics", new_body_statistics])
+    transfer = ["--new-body-statistics", new_body_statistics]
     jobs = []
     for seed in seeds:
         jobs += [Job("specialist", body, seed, common) for body in spec.held_out]
@@ -372,7 +372,8 @@ def main() -> None:
     run_parser.add_argument("--new-body-statistics", default="warm-up",
                             choices=["warm-up", "trained-bodies"],
                             help="cli.py train --new-body-statistics of the shared runs (their "
-                                 "--held-out figures) and the fine-tuned runs")
+                                 "--held-out figures) and the fine-tuned runs (default: the "
+                                 "warm-up, as the table's rows so far)")
     run_parser.add_argument("--skip", nargs="+", default=[], choices=["specialist", "finetune"],
                             help="schedule no runs of these kinds (e.g. to compare zero-shot "
                                  "only, with the specialists' records from another --results)")

@@ -40,12 +40,13 @@ class EvalCommand:
     max sizes: shared, graph or attention runs only)."""
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     """With --body a body the run did not train on: env steps of the policy acting on it
-    that estimate its observation normalizer statistics (no reward used); 0: none."""
-    new_body_statistics: StatisticsSource = "warm-up"
+    that estimate the observation normalizer statistics that --new-body-statistics does not
+    take from the trained bodies (no reward used); 0: none."""
+    new_body_statistics: StatisticsSource = "trained-bodies"
     """With --body a body the run did not train on: where its normalizer statistics come
-    from: "warm-up" (--warmup-steps of the policy on it) or "trained-bodies" (pooled from
-    the trained bodies' modules that observe the same blocks, by the module's name, else
-    its name without digits, else any; the warm-up only for modules that match none)."""
+    from: "trained-bodies" (pooled from the trained bodies' modules that observe the same
+    blocks, by the module's name, else its name without digits, else any; the warm-up only
+    for modules that match none) or "warm-up" (--warmup-steps of the policy on it)."""
     backend: Backend | None = None
     """Evaluate on this simulator instead of the run's own ("mjx", "cpu" or "warp"): the
     same policy on MJX and on MuJoCo's C simulator (sim-to-sim)."""

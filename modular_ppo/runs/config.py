@@ -46,7 +46,7 @@ class TrainRunConfig:
     legs)."""
     held_out: tuple[str, ...] = ()
     """Bodies to evaluate zero-shot at every evaluation (the run's parameters on a network
-    built for each, normalizer warmed up by the policy acting on it; no training on them):
+    built for each, normalizer statistics from --new-body-statistics; no training on them):
     metrics "eval/team_return/<body>", ... Needs --arch shared, graph or attention."""
     body_env_shares: tuple[float, ...] = ()
     """With several bodies: each body's share of --ppo.n-envs, in --body order (default:
@@ -104,11 +104,12 @@ class TrainRunConfig:
     """Fine-tune: start from the parameters of this run directory's latest checkpoint (its
     --arch and network sizes are used; they must hold --body), with a fresh optimizer and
     each body's observation normalizer from --new-body-statistics."""
-    new_body_statistics: StatisticsSource = "warm-up"
+    new_body_statistics: StatisticsSource = "trained-bodies"
     """Where --held-out bodies and, with --init-from, the new run's bodies get their
-    observation normalizer statistics: "warm-up" (4,096 steps of the policy acting on the
-    body) or "trained-bodies" (pooled from the trained bodies' modules that observe the
-    same blocks, as `eval --new-body-statistics trained-bodies`)."""
+    observation normalizer statistics: "trained-bodies" (pooled from the trained bodies'
+    modules that observe the same blocks, as `eval --body`) or "warm-up" (4,096 steps of
+    the policy acting on the body: statistics of a standing start, on which held-out
+    walkers walked backwards in BENCHMARKS.md)."""
     distributed: DistributedConfig = DistributedConfig()
     """Train with several processes (hosts): README, "Many machines". Environments are split
     over every process's devices (--ppo.data-parallel is implied); process 0 writes the run

@@ -4,8 +4,8 @@ The new run takes the source run's network settings (architecture and max sizes,
 parameters fit) and observation settings (what each input means), its parameters from the
 source's latest checkpoint, a fresh optimizer state, and for each of its bodies
 observation normalizer statistics from `--new-body-statistics`, as zero-shot evaluation
-gets them: warmed up by the policy itself acting on that body (observations only, no
-reward, no parameter change), or pooled from the source's trained bodies. Everything else
+gets them: pooled from the source's trained bodies, or warmed up by the policy itself
+acting on that body (observations only, no reward, no parameter change). Everything else
 (bodies, task and episode settings, PPO settings, seed) is the new run's own.
 """
 

@@ -79,7 +79,8 @@ def run_training(
     if config.init_from is not None and config.resume is None:
         run = start_from(run, config.init_from)
         console.print(f"starting from the parameters of {config.init_from} (its latest "
-                      "checkpoint), normalizers warmed up on each body")
+                      "checkpoint), normalizer statistics from --new-body-statistics "
+                      f"{config.new_body_statistics}")
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)

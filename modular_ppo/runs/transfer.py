@@ -3,10 +3,11 @@
 Zero-shot means the parameters are the run's, unchanged, in a network built for the new
 body with the run's network config (same architecture and max sizes, the new body's module
 graph). The observation normalizer is per body state, not a parameter: for a new body its
-statistics are estimated from `warmup_steps` environment steps of the policy itself acting
-on that body (observations only; no reward is used and no parameter changes), or, with
-statistics "trained-bodies", taken from the trained bodies' modules that observe the same
-blocks (`statistics_from_trained_bodies`; the warm-up only for modules that match none).
+statistics are taken from the trained bodies' modules that observe the same blocks
+(statistics "trained-bodies", `statistics_from_trained_bodies`; the warm-up for modules that
+match none), or estimated from `warmup_steps` environment steps of the policy itself acting
+on that body (statistics "warm-up": observations only; no reward is used and no parameter
+changes).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def trained_policies(run: Run) -> dict[str, PolicyOnBody]:
 
 def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
                    key: PRNGKeyArray,
-                   statistics: StatisticsSource = "warm-up") -> PolicyOnBody:
+                   statistics: StatisticsSource = "trained-bodies") -> PolicyOnBody:
     """The run's policy on `body_name`: its own if the run trained on it, else the run's
     parameters in a network built for that body, its normalizer statistics from
     `statistics` (module docstring).

@@ -35,10 +35,11 @@ def test_a_family_gets_specialists_a_shared_run_and_fine_tuning_from_it():
     ]
     shared, shared_noindex = jobs[2], jobs[5]
     assert [job.source for job in zero_shot] == [shared] * 4 + [shared_noindex] * 4
-    assert shared.flags[-9:] == ["--arch", "graph", "--morphology", "value", "--module-identity",
-                                 "index", "--held-out", "centipede-8", "centipede-10"]
-    assert shared_noindex.flags[-9:-3] == ["--arch", "graph", "--morphology", "value",
-                                           "--module-identity", "none"]
+    assert shared.flags[-11:] == ["--arch", "graph", "--morphology", "value", "--module-identity",
+                                  "index", "--held-out", "centipede-8", "centipede-10",
+                                  "--new-body-statistics", "warm-up"]
+    assert shared_noindex.flags[-11:-5] == ["--arch", "graph", "--morphology", "value",
+                                            "--module-identity", "none"]
     assert all(job.source is shared for job in jobs[3:5])
     assert all(job.source is shared_noindex for job in jobs[6:])
     assert all(job.source is None and "--arch" not in job.flags for job in jobs[:2])
@@ -132,4 +133,5 @@ def test_trained_body_statistics_reach_the_shared_and_fine_tuned_runs_only():
     assert flagged == {"family-shared-none", "finetune-shared-none"}
     default = transfer_table.jobs_for("centipede", ["shared"], ["none"], ["index"], [0],
                                       steps=800_000)
-    assert not any("--new-body-statistics" in job.flags for job in default)
+    assert {job.kind for job in default
+            if "--new-body-statistics warm-up" in " ".join(job.flags)} == flagged
