@@ -196,7 +196,12 @@ def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
 
 def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
     if job.statistics is not None:
-        return _start_zero_shot(job, family, core, results)
+        output = job.output(results, family)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        return _cli(core, ["eval", "--run", str(job.source.run_dir(results, family)),
+                           "--body", job.body, "--episodes", str(ZERO_SHOT_EPISODES),
+                           "--new-body-statistics", job.statistics, "--output", str(output)],
+                    output.with_suffix(".log"))
     root = job.root(results, family)
     old = job.run_dir(results, family)
     if old is not None:  # an unfinished earlier attempt: start again
@@ -204,22 +209,15 @@ def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
     root.mkdir(parents=True, exist_ok=True)
     init = ([] if job.source is None
             else ["--init-from", str(job.source.run_dir(results, family))])
-    command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), "train",
-               "--body", job.body, "--seed", str(job.seed), *job.flags, *init,
-               "--runs-root", str(root), "--run-name", f"seed{job.seed}"]
-    log = open(root / f"seed{job.seed}.log", "w")
-    print(" ".join(command), flush=True)
-    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    return _cli(core, ["train", "--body", job.body, "--seed", str(job.seed), *job.flags, *init,
+                       "--runs-root", str(root), "--run-name", f"seed{job.seed}"],
+                root / f"seed{job.seed}.log")
 
 
-def _start_zero_shot(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
-    output = job.output(results, family)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), "eval",
-               "--run", str(job.source.run_dir(results, family)), "--body", job.body,
-               "--episodes", str(ZERO_SHOT_EPISODES), "--new-body-statistics", job.statistics,
-               "--output", str(output)]
-    log = open(output.with_suffix(".log"), "w")
+def _cli(core: int, args: list[str], log_path: Path) -> subprocess.Popen:
+    """`cli.py ARGS` pinned to `core`, its output into `log_path`; the command printed."""
+    command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), *args]
+    log = open(log_path, "w")
     print(" ".join(command), flush=True)
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
