@@ -13,11 +13,12 @@ from modular_ppo.commands.errors import CommandError
 from modular_ppo.commands.tables import table
 from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, make_env
+from modular_ppo.output_paths import output_file
 from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.atomic_write import write_atomically
 from modular_ppo.runs.build import restore_run
-from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.config import StatisticsSource
+from modular_ppo.runs.metrics_log import to_floats
 from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
 
 MAX_EPISODES = 100_000
@@ -71,12 +72,15 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
     if not 0 <= command.warmup_steps <= MAX_WARMUP_STEPS:
         raise CommandError(f"--warmup-steps {command.warmup_steps}: give 0 (no warm-up) up to "
                            f"{MAX_WARMUP_STEPS:,} env steps.")
-    if command.output is not None and command.output.exists():
-        raise CommandError(f"--output {command.output}: the file exists; give a new path "
-                           "(results are never written over another file).")
-    if command.output is not None and not command.output.parent.is_dir():
-        raise CommandError(f"--output {command.output}: no directory {command.output.parent}; "
-                           "create it or give a path in an existing one.")
+    if command.output is not None:
+        output_file(command.output, "--output")
+        if command.output.exists():
+            raise CommandError(f"--output {command.output}: the file exists; give a new path "
+                               "(results are never written over another file).")
+        if not command.output.parent.is_dir():
+            raise CommandError(f"--output {command.output}: no directory "
+                               f"{command.output.parent}; create it or give a path in an "
+                               "existing one.")
     run, step = restore_run(run_dir)
     key = jax.random.key(run.config.seed + 2)
     if command.body is None:

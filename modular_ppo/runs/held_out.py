@@ -4,10 +4,9 @@ normalizer statistics from `--new-body-statistics` (`transfer`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
-
-import dataclasses
 
 import jax
 from flax import nnx

@@ -227,3 +227,37 @@ def test_new_body_statistics_reach_fine_tuning_and_held_out_evaluation(
         expected.network_state, eval_key))
     name = expected.body.name
     assert metrics[f"episode/team_return/{name}"] == want["episode/team_return"]
+
+
+def test_warm_up_statistics_come_from_the_warm_up_alone(straight_runs, third_body):
+    """`--new-body-statistics warm-up`: 64 warm-up steps (4 rounds of 16 environments, one
+    step each) are all each module's statistics have seen; nothing of the trained bodies'."""
+    source = straight_runs("two bodies")
+    run, _ = restore_run(source)
+    policy = policy_on_body(run, str(source), str(third_body), 64, jax.random.key(0), "warm-up")
+    statistics = nnx.merge(policy.graphdef, policy.network_state).normalizer.statistics
+    assert statistics and {float(s.count[...]) for s in statistics.values()} == {64.0}
+
+
+def test_eval_output_writes_the_figures_and_never_over_a_file(straight_runs, third_body,
+                                                              tmp_path):
+    source = straight_runs("two bodies")
+    output = tmp_path / "zero-shot.json"
+    flags = ["eval", "--run", source, "--body", third_body, "--episodes", 2]
+    code, out = cli_main(*flags, "--output", output)
+    assert code == 0, out
+    record = json.loads(output.read_text())
+    assert (record["step"], record["episodes"], record["new_body_statistics"]) == (
+        64, 2, "trained-bodies")
+    (figures,) = record["results"].values()
+    assert np.isfinite(figures["deterministic"]["episode/team_return"])
+    assert np.isfinite(figures["stochastic"]["episode/team_return"])
+
+    written = output.read_text()
+    code, out = cli_main(*flags, "--output", output)
+    assert code == 2 and "the file exists" in plain(out), out
+    assert output.read_text() == written
+    code, out = cli_main(*flags, "--output", tmp_path / "missing" / "out.json")
+    assert code == 2 and "no directory" in plain(out), out
+    code, out = cli_main(*flags, "--output", tmp_path)
+    assert code == 2 and "is a directory" in plain(out), out
