@@ -27,10 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from modular_ppo.body import load_body
-from modular_ppo.env import EnvConfig, make_env
-from modular_ppo.networks import NetworkConfig, make_network
 from modular_ppo.networks import separate
+from network_cost import network_gradient  # beside this script
 
 
 def run_streams(streams, carries, inputs):
@@ -63,24 +61,8 @@ def stacked_forward(self, state, obs):
 
 
 def gradient_function(body_name: str, batch: int):
-    body = load_body(body_name)
-    env = make_env(body, EnvConfig(), "cpu")
-    network = make_network(body, env.obs_sizes, NetworkConfig(arch="separate"),
-                           rngs=nnx.Rngs(0))
-    graphdef, params, rest = nnx.split(network, nnx.Param, ...)
-    rng = np.random.default_rng(0)
-    obs = {m: jnp.asarray(rng.standard_normal((batch, n)), jnp.float32)
-           for m, n in env.obs_sizes.items()}
-    raw = {m: jnp.asarray(rng.standard_normal((batch, network.layout.action_size(m))),
-                          jnp.float32) for m in network.layout.actuated}
-
-    def loss(params):
-        net = nnx.merge(graphdef, params, rest)
-        out = net(net.initialize_state(batch), obs, {"raw_actions": raw}).output
-        return (sum(jnp.sum(x) for x in out.loglikelihoods.values())
-                + sum(jnp.sum(v ** 2) for v in out.value_estimates.values()))
-
-    return jax.jit(jax.value_and_grad(loss)), params
+    function, params, _ = network_gradient(body_name, "separate", batch)
+    return function, params
 
 
 def main() -> None:
