@@ -27,7 +27,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -37,8 +36,8 @@ from flax import nnx
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.networks import NetworkConfig, count_parameters, make_network
+from every_body import append_to_benchmarks  # beside this script
 
-ROOT = Path(__file__).resolve().parents[1]
 ARCHITECTURES = ("separate", "shared", "graph", "attention")
 
 
@@ -105,8 +104,7 @@ def measure(steps: list[GradientStep], rounds: int, calls: int) -> None:
 
 
 def table(steps: list[GradientStep]) -> str:
-    base = next(s for s in steps if s.arch == "separate") if any(
-        s.arch == "separate" for s in steps) else steps[0]
+    base = next((s for s in steps if s.arch == "separate"), steps[0])
     lines = [
         f"| network | parameters | MFLOP per gradient step | CPU ms per gradient step | "
         f"GFLOP/s | FLOPs / {base.arch} | CPU time / {base.arch} |",
@@ -149,8 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     text = section(steps, args.body, args.batch, command.strip())
     print(text, flush=True)
     if args.write:
-        with open(ROOT / "BENCHMARKS.md", "a") as f:
-            f.write(text)
+        append_to_benchmarks(text)
 
 
 if __name__ == "__main__":
