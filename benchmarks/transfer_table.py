@@ -16,7 +16,8 @@ identity, `--identity index none`: whether tokens carry the module's index one-h
   "trained-bodies" (its statistics pooled from the training bodies' modules that observe the
   same blocks), side by side on the same final checkpoint;
 - fine-tuned: for each held-out body H, `cli.py train --body H --init-from <the shared run>
-  --seed S --ppo.total-steps N`.
+  --seed S --ppo.total-steps N` (with `run --init-optimizer source`, also `--init-optimizer
+  source`: Adam's state from the shared run's checkpoint instead of a fresh one).
 Both kinds get `--new-body-statistics warm-up` (the table's default, which its rows so far
 were run with; the CLI's default is trained-bodies) or the value given to `run` (the
 held-out figures' and the fine-tuned runs' starting normalizer statistics).
@@ -146,11 +147,13 @@ def setting_flags(arch: str, morphology: str, identity: str) -> tuple[str, list[
 
 
 def jobs_for(family: str, archs: list[str], morphologies: list[str], identities: list[str],
-             seeds: list[int], steps: int, new_body_statistics: str = "warm-up") -> list[Job]:
+             seeds: list[int], steps: int, new_body_statistics: str = "warm-up",
+             init_optimizer: str = "fresh") -> list[Job]:
     spec = FAMILIES[family]
     common = ["--ppo.total-steps", str(steps), "--eval-every-steps", str(steps // 8),
               "--eval.n-envs", "16", "--no-video", *spec.flags]
     transfer = ["--new-body-statistics", new_body_statistics]
+    optimizer = [] if init_optimizer == "fresh" else ["--init-optimizer", init_optimizer]
     jobs = []
     for seed in seeds:
         jobs += [Job("specialist", body, seed, common) for body in spec.held_out]
@@ -162,7 +165,8 @@ def jobs_for(family: str, archs: list[str], morphologies: list[str], identities:
             jobs += [Job(f"zeroshot-{setting}", body, seed, [], source=shared,
                          statistics=statistics)
                      for body in spec.held_out for statistics in ZERO_SHOT_STATISTICS]
-            jobs += [Job(f"finetune-{setting}", body, seed, [*common, *transfer], source=shared)
+            jobs += [Job(f"finetune-{setting}", body, seed, [*common, *transfer, *optimizer],
+                         source=shared)
                      for body in spec.held_out]
     return jobs
 
@@ -372,6 +376,9 @@ def main() -> None:
                             help="cli.py train --new-body-statistics of the shared runs (their "
                                  "--held-out figures) and the fine-tuned runs (default: the "
                                  "warm-up, as the table's rows so far)")
+    run_parser.add_argument("--init-optimizer", default="fresh", choices=["fresh", "source"],
+                            help="cli.py train --init-optimizer of the fine-tuned runs: a "
+                                 "fresh Adam state (the CLI's default) or the shared run's")
     run_parser.add_argument("--skip", nargs="+", default=[], choices=["specialist", "finetune"],
                             help="schedule no runs of these kinds (e.g. to compare zero-shot "
                                  "only, with the specialists' records from another --results)")
@@ -383,7 +390,8 @@ def main() -> None:
     results = args.results.resolve()
     if args.command == "run":
         jobs = [job for job in jobs_for(args.family, args.arch, args.morphology, args.identity,
-                                        args.seeds, args.steps, args.new_body_statistics)
+                                        args.seeds, args.steps, args.new_body_statistics,
+                                        args.init_optimizer)
                 if job.kind.split("-")[0] not in args.skip]
         run(args.family, jobs, args.cores, results)
     print(report(results, write=args.command == "report" and args.write))

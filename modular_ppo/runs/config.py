@@ -32,6 +32,8 @@ StatisticsSource = Literal["warm-up", "trained-bodies"]
 """Where a body the parameters were not trained on gets its observation normalizer
 statistics (`runs.transfer`): "warm-up" (steps of the policy acting on it) or
 "trained-bodies" (pooled from the trained bodies' modules that observe the same blocks)."""
+OptimizerSource = Literal["fresh", "source"]
+"""The optimizer state a fine-tuned run (`--init-from`) starts with."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,8 +104,13 @@ class TrainRunConfig:
     distributed settings)."""
     init_from: Path | None = None
     """Fine-tune: start from the parameters of this run directory's latest checkpoint (its
-    --arch and network sizes are used; they must hold --body), with a fresh optimizer and
-    each body's observation normalizer from --new-body-statistics."""
+    --arch and network sizes are used; they must hold --body), with the optimizer state
+    of --init-optimizer and each body's observation normalizer from --new-body-statistics."""
+    init_optimizer: OptimizerSource = "fresh"
+    """With --init-from, the optimizer state the new run starts with: "fresh" (Adam's
+    moments at zero: its first updates move every weight by about the learning rate) or
+    "source" (the source checkpoint's moments and step count, as if training went on;
+    needs the source's --ppo.gradient-clipping and --ppo.weight-decay)."""
     new_body_statistics: StatisticsSource = "trained-bodies"
     """Where --held-out bodies and, with --init-from, the new run's bodies get their
     observation normalizer statistics: "trained-bodies" (pooled from the trained bodies'

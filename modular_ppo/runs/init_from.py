@@ -2,7 +2,8 @@
 
 The new run takes the source run's network settings (architecture and max sizes, so its
 parameters fit) and observation settings (what each input means), its parameters from the
-source's latest checkpoint, a fresh optimizer state, and for each of its bodies
+source's latest checkpoint, the optimizer state of `--init-optimizer` (fresh, or the
+source's), and for each of its bodies
 observation normalizer statistics from `--new-body-statistics`, as zero-shot evaluation
 gets them: pooled from the source's trained bodies, or warmed up by the policy itself
 acting on that body (observations only, no reward, no parameter change). Everything else
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import jax
+import optax
 from flax import nnx
 
 from modular_ppo.networks import NetworkConfig
@@ -69,8 +71,9 @@ def _check_kept(config: TrainRunConfig, source: TrainRunConfig, section: str,
 
 def start_from(run: Run, source_dir: Path) -> Run:
     """`run` (freshly built with `with_source_settings`' config) with the parameters of
-    `source_dir`'s latest checkpoint, a fresh optimizer state and normalizer statistics
-    from `run.config.new_body_statistics`."""
+    `source_dir`'s latest checkpoint, the optimizer state of `run.config.init_optimizer`
+    (fresh, or the checkpoint's) and normalizer statistics from
+    `run.config.new_body_statistics`."""
     source, _ = restore_run(source_dir)
     params = source.state.params
     if not same_parameter_shapes(params, run.state.params):
@@ -91,6 +94,24 @@ def start_from(run: Run, source_dir: Path) -> Run:
         _, rest = nnx.split_state(warmed, nnx.Param, ...)
         groups[group.name] = own.replace(network=rest)
     state = run.state.replace(params=params, groups=groups,
-                              opt_state=make_optimizer(run.config.ppo).init(params))
+                              opt_state=_optimizer_state(run, source, source_dir))
     return dataclasses.replace(run, state=place_state(state, run.groups, run.config.ppo))
 
+
+
+def _optimizer_state(run: Run, source: Run, source_dir: Path) -> optax.OptState:
+    """A fresh optimizer state for the source's parameters, or ("source") the source
+    checkpoint's, which only an optimizer of the same structure can take."""
+    fresh = make_optimizer(run.config.ppo).init(source.state.params)
+    if run.config.init_optimizer == "fresh":
+        return fresh
+    if jax.tree.structure(fresh) != jax.tree.structure(source.state.opt_state):
+        ppo, source_ppo = run.config.ppo, source.config.ppo
+        raise RunConfigError(
+            f"--init-from {source_dir} --init-optimizer source: that run's optimizer "
+            f"(--ppo.gradient-clipping {source_ppo.gradient_clipping}, --ppo.weight-decay "
+            f"{source_ppo.weight_decay}) keeps another state than this run's "
+            f"({ppo.gradient_clipping}, {ppo.weight_decay}). Give the source's values, or "
+            "--init-optimizer fresh."
+        )
+    return source.state.opt_state

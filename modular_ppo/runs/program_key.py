@@ -27,7 +27,8 @@ from modular_ppo.runs.versions import LIBRARIES, PACKAGE_DIR, library_version
 
 NOT_IN_PROGRAM = ("body", "held_out", "seed", "eval", "eval_every_steps",
                   "checkpoint_every_steps", "keep_checkpoints", "video", "video_length",
-                  "runs_root", "run_name", "resume", "init_from", "distributed", "cache")
+                  "runs_root", "run_name", "resume", "init_from", "init_optimizer",
+                  "distributed", "cache")
 """TrainRunConfig fields the training step does not depend on: the bodies stand in the key
 as their MJCF (`body` only names them), held-out bodies are evaluated outside the step,
 and the seed gives the state's values, not its shapes."""

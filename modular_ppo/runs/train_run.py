@@ -80,7 +80,8 @@ def run_training(
         run = start_from(run, config.init_from)
         console.print(f"starting from the parameters of {config.init_from} (its latest "
                       "checkpoint), normalizer statistics from --new-body-statistics "
-                      f"{config.new_body_statistics}")
+                      f"{config.new_body_statistics}, optimizer state from --init-optimizer "
+                      f"{config.init_optimizer}")
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)

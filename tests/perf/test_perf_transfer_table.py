@@ -135,3 +135,13 @@ def test_trained_body_statistics_reach_the_shared_and_fine_tuned_runs_only():
                                       steps=800_000)
     assert {job.kind for job in default
             if "--new-body-statistics warm-up" in " ".join(job.flags)} == flagged
+
+
+def test_init_optimizer_reaches_the_fine_tuned_runs_only():
+    jobs = transfer_table.jobs_for("walker2d", ["graph"], ["none"], ["index"], [0],
+                                   steps=800_000, init_optimizer="source")
+    flagged = {job.kind for job in jobs if "--init-optimizer source" in " ".join(job.flags)}
+    assert flagged == {"finetune-graph-none"}
+    default = transfer_table.jobs_for("walker2d", ["graph"], ["none"], ["index"], [0],
+                                      steps=800_000)
+    assert not any("--init-optimizer" in job.flags for job in default)

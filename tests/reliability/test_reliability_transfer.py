@@ -1,6 +1,7 @@
 """Transfer from the CLI. Fine-tuning with `train --init-from RUN_DIR`: a new run on a body
 the source run never trained on starts from the source's parameters (its network
-settings), a fresh optimizer and normalizer statistics for the new body; runs whose
+settings), a fresh optimizer (or the source's, `--init-optimizer source`) and normalizer
+statistics for the new body; runs whose
 parameters cannot fit are refused. `--held-out BODY`: evaluated zero-shot at every
 evaluation, never trained on."""
 
@@ -69,6 +70,38 @@ def test_it_starts_from_the_source_parameters_with_a_fresh_optimizer(fine_tuned)
     normalizer = nnx.merge(group.graphdef, started.state.network_state(group.name)).normalizer
     normalizer_counts = [float(stats.count[...]) for stats in normalizer.statistics.values()]
     assert normalizer_counts and min(normalizer_counts) > 0  # the source's, pooled
+
+
+def test_init_optimizer_source_continues_the_source_optimizer(fine_tuned):
+    """`--init-optimizer source`: Adam's moments and step count come from the source's
+    checkpoint, so the first update is sized as the source's last ones were."""
+    source, run_dir, _ = fine_tuned
+    config = dataclasses.replace(load_run_config(run_dir), resume=None, init_optimizer="source")
+    started = start_from(build_run(config), source)
+    trained, _ = restore_run(source)
+    got, want = (jax.tree_util.tree_flatten_with_path(state.opt_state)[0]
+                 for state in (started.state, trained.state))
+    assert [path for path, _ in got] == [path for path, _ in want]
+    for (path, leaf), (_, expected) in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(leaf), np.asarray(expected),
+                                      err_msg=jax.tree_util.keystr(path))
+    counts = [int(np.asarray(leaf)) for path, leaf in got if "count" in jax.tree_util.keystr(path)]
+    assert counts and min(counts) > 0
+
+
+def test_init_optimizer_source_needs_the_source_optimizer(straight_runs, third_body, runs_root):
+    """An optimizer of another structure (here no gradient clipping, where the source clips)
+    cannot take the source's state: exit 2, the flags and the fix named, nothing written."""
+    source = straight_runs("two bodies")
+    code, out = cli_main("train", "--body", third_body, *TINY, "--backend", "cpu",
+                         "--init-from", source, "--init-optimizer", "source",
+                         "--ppo.gradient-clipping", "None", "--runs-root", runs_root,
+                         "--run-name", "other-optimizer")
+    out = plain(out)
+    assert code == 2 and "Traceback" not in out, out
+    assert (f"--init-from {source} --init-optimizer source: that run's optimizer "
+            "(--ppo.gradient-clipping 1.0") in out and "--init-optimizer fresh" in out, out
+    assert not (runs_root / "tiny-three" / "other-optimizer").exists()
 
 
 def test_the_new_run_observes_its_bodies_as_the_source_did(tmp_path):
