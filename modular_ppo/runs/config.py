@@ -110,7 +110,7 @@ class TrainRunConfig:
     """With --init-from, the optimizer state the new run starts with: "fresh" (Adam's
     moments at zero: its first updates move every weight by about the learning rate) or
     "source" (the source checkpoint's moments and step count, as if training went on;
-    needs the source's --ppo.gradient-clipping and --ppo.weight-decay)."""
+    needs gradient clipping and weight decay on or off as in the source run)."""
     new_body_statistics: StatisticsSource = "trained-bodies"
     """Where --held-out bodies and, with --init-from, the new run's bodies get their
     observation normalizer statistics: "trained-bodies" (pooled from the trained bodies'
@@ -152,6 +152,12 @@ class TrainRunConfig:
                 raise RunConfigError(f"{flag(path)} = {value}: give a finite number.")
         self._check_bodies()
         check_distributed_backend(self.backend, self.distributed)
+        if self.init_optimizer != "fresh" and self.init_from is None:
+            raise RunConfigError(
+                f"--init-optimizer {self.init_optimizer} without --init-from: the optimizer "
+                "state comes from the run a fine-tuned run starts from. Give --init-from "
+                "RUN_DIR, or drop --init-optimizer."
+            )
         if self.init_from is not None and self.resume is not None:
             raise RunConfigError(
                 f"--init-from {self.init_from} with --resume {self.resume}: --resume continues "

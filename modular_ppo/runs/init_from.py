@@ -3,8 +3,8 @@
 The new run takes the source run's network settings (architecture and max sizes, so its
 parameters fit) and observation settings (what each input means), its parameters from the
 source's latest checkpoint, the optimizer state of `--init-optimizer` (fresh, or the
-source's), and for each of its bodies
-observation normalizer statistics from `--new-body-statistics`, as zero-shot evaluation
+source's), and for each of its bodies observation normalizer statistics from
+`--new-body-statistics`, as zero-shot evaluation
 gets them: pooled from the source's trained bodies, or warmed up by the policy itself
 acting on that body (observations only, no reward, no parameter change). Everything else
 (bodies, task and episode settings, PPO settings, seed) is the new run's own.
@@ -96,7 +96,6 @@ def start_from(run: Run, source_dir: Path) -> Run:
     state = run.state.replace(params=params, groups=groups,
                               opt_state=_optimizer_state(run, source, source_dir))
     return dataclasses.replace(run, state=place_state(state, run.groups, run.config.ppo))
-
 
 
 def _optimizer_state(run: Run, source: Run, source_dir: Path) -> optax.OptState:

@@ -1,8 +1,7 @@
 """Transfer from the CLI. Fine-tuning with `train --init-from RUN_DIR`: a new run on a body
 the source run never trained on starts from the source's parameters (its network
 settings), a fresh optimizer (or the source's, `--init-optimizer source`) and normalizer
-statistics for the new body; runs whose
-parameters cannot fit are refused. `--held-out BODY`: evaluated zero-shot at every
+statistics for the new body; runs whose parameters cannot fit are refused. `--held-out BODY`: evaluated zero-shot at every
 evaluation, never trained on."""
 
 import dataclasses
@@ -159,6 +158,8 @@ def test_a_body_larger_than_the_source_network_is_refused(straight_runs, runs_ro
     (["--init-from", "{tmp}/nothing"], ["{tmp}/nothing", "not a run directory"]),
     (["--init-from", "{tmp}/a", "--resume", "{tmp}/b"], ["--init-from", "--resume",
                                                         "Give one of them"]),
+    (["--init-optimizer", "source"], ["--init-optimizer source without --init-from",
+                                      "Give --init-from RUN_DIR, or drop --init-optimizer"]),
 ])
 def test_bad_init_from(flags, expected, tmp_path, tiny_body):
     code, out = cli_main("train", "--body", tiny_body, *TINY,
