@@ -6,6 +6,7 @@ thread against the default.
 
     taskset -c 1 python benchmarks/mixed_body_profile.py                # centipede-4,centipede-6
     taskset -c 1 python benchmarks/mixed_body_profile.py --bodies centipede-4,centipede-8
+    taskset -c 1 python benchmarks/mixed_body_profile.py --steps-only --n-envs 256
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ class Profiled:
     """The network config the run resolved (max sizes), for the single-body runs to share."""
 
 
-def profiled_run(body: str, network: NetworkConfig) -> Profiled:
+def profiled_run(body: str, network: NetworkConfig, n_envs: int) -> Profiled:
     config = TrainRunConfig(body=body, network=network, ppo=dataclasses.replace(
-        default_ppo_config("cpu"), total_steps=10**6))
+        default_ppo_config("cpu"), n_envs=n_envs, total_steps=10**6))
     run = build_run(config)
     ppo = run.config.ppo
     step = train_step.lower(run.groups, ppo, run.state).compile()
@@ -141,12 +142,15 @@ def main() -> None:
     parser.add_argument("--bodies", default="centipede-4,centipede-6")
     parser.add_argument("--rounds", type=int, default=30,
                         help="interleaved rounds of one training step of every run")
+    parser.add_argument("--n-envs", type=int, default=default_ppo_config("cpu").n_envs,
+                        help="environments of every run, the mixed run's split evenly "
+                             "between its bodies (default: the CLI's)")
     parser.add_argument("--steps-only", action="store_true",
                         help="only the training steps, not the env stepping and thread counts")
     args = parser.parse_args()
     bodies = args.bodies.split(",")
-    mixed = profiled_run(args.bodies, NetworkConfig(arch="shared"))
-    runs = [mixed, *(profiled_run(body, mixed.network) for body in bodies)]
+    mixed = profiled_run(args.bodies, NetworkConfig(arch="shared"), args.n_envs)
+    runs = [mixed, *(profiled_run(body, mixed.network, args.n_envs) for body in bodies)]
     interleaved_rounds(runs, args.rounds)
     profile_table(runs)
     if args.steps_only:

@@ -106,6 +106,9 @@ class ThreadedSimulator:
         """What is computed at the new state: kinematics and velocities, or everything."""
         self.nthread = nthread or usable_cores()
         self._batches: dict[int, mujoco_batch.Batch] = {}
+        self._fields: dict[int, dict[str, np.ndarray]] = {}
+        """n -> the live (n, ...) arrays of its batch by field: STATE_FIELDS written before
+        a call, DERIVED_FIELDS read after it."""
         # A Batch must not be driven from two threads at once; XLA may run two
         # computations that call back concurrently.
         self._lock = threading.Lock()
@@ -126,15 +129,22 @@ class ThreadedSimulator:
             batch = mujoco_batch.Batch(self.model, nsim=n, nthread=self.nthread)
             # State components not in STATE_FIELDS keep the model's defaults for good.
             batch.reset(stage=mujoco.mjtStage.mjSTAGE_NONE.value)
-            for name in DERIVED_FIELDS:  # outputs are copied out only once bound
-                batch.bind(name)
             self._batches[n] = batch
+            # Bound once: a state field's `bind` makes a new view at every call.
+            self._fields[n] = {name: batch.bind(name) for name in STATE_FIELDS + DERIVED_FIELDS}
         return self._batches[n]
 
     def step(self, *state: np.ndarray) -> tuple[np.ndarray, ...]:
         """STATE_FIELDS arrays [..., *shape] -> STATE_FIELDS + DERIVED_FIELDS after
         frame_skip substeps, float32, same leading shape."""
-        return self._call(state, lambda batch: batch.step(nstep=self.frame_skip, stage=self._stage))
+        lead = np.shape(state[STATE_FIELDS.index("qpos")])[:-1]
+        n = math.prod(lead)
+        with self._lock:
+            batch, fields = self._batch(n), self._fields[n]
+            for name, value in zip(STATE_FIELDS, state):
+                fields[name][...] = np.reshape(value, fields[name].shape)
+            batch.step(nstep=self.frame_skip, stage=self._stage)
+            return self._read(fields, lead, None)
 
     def start(
         self, qpos: np.ndarray, qvel: np.ndarray, where: np.ndarray | None = None
@@ -142,26 +152,37 @@ class ThreadedSimulator:
         """Fresh states at (qpos, qvel) [..., nq / nv]: time, activations, warm start and
         controls zero, quaternions normalized (as MJX's kinematics and MuJoCo's integrator
         leave them). Returns STATE_FIELDS + DERIVED_FIELDS, float32, same leading shape.
-        With `where` (same leading shape), only those environments are computed; every
-        field of the others is zero."""
+        With `where` (same leading shape), only those environments are written and computed
+        (the others' rows of the batch are left as they are: a step writes the whole state
+        it starts from); every field of the others is zero."""
         lead = np.shape(qpos)[:-1]
-        state = {name: np.zeros((*lead, *self.shapes[name])) for name in STATE_FIELDS}
-        state.update(qpos=self._normalized(qpos), qvel=qvel)
-        if where is None:
-            return self._call(tuple(state.values()), lambda batch: batch.forward(stage=self._stage))
-        where = np.asarray(where) > 0
-        if not where.any():
-            return tuple(np.zeros((*lead, *self.shapes[name]), np.float32)
-                         for name in STATE_FIELDS + DERIVED_FIELDS)
-        ids = np.flatnonzero(where.ravel())
-        started = self._call(
-            tuple(state.values()), lambda batch: batch.forward(ids=ids, stage=self._stage)
-        )
-        return tuple(
-            np.where(where.reshape(lead + (1,) * (field.ndim - len(lead))), field, 0)
-            .astype(np.float32)
-            for field in started
-        )
+        n = math.prod(lead)
+        ids = None if where is None else np.flatnonzero(np.ravel(where) > 0)
+        rows = slice(None) if ids is None else ids
+        with self._lock:
+            batch, fields = self._batch(n), self._fields[n]
+            for name in STATE_FIELDS:
+                fields[name][rows] = 0.0
+            fields["qpos"][rows] = self._normalized(np.reshape(qpos, (n, -1))[rows])
+            fields["qvel"][rows] = np.reshape(qvel, (n, -1))[rows]
+            if ids is None or ids.size:
+                batch.forward(ids=ids, stage=self._stage)
+            return self._read(fields, lead, ids)
+
+    def _read(
+        self, fields: dict[str, np.ndarray], lead: tuple[int, ...], ids: np.ndarray | None
+    ) -> tuple[np.ndarray, ...]:
+        """STATE_FIELDS + DERIVED_FIELDS as float32 [*lead, *shape]: every environment's,
+        or those of `ids` and zeros elsewhere."""
+        out = []
+        for name in STATE_FIELDS + DERIVED_FIELDS:
+            if ids is None:
+                values = fields[name].astype(np.float32)
+            else:
+                values = np.zeros(fields[name].shape, np.float32)
+                values[ids] = fields[name][ids]
+            out.append(values.reshape((*lead, *self.shapes[name])))
+        return tuple(out)
 
     def _normalized(self, qpos: np.ndarray) -> np.ndarray:
         qpos = np.array(qpos, np.float64)
@@ -169,19 +190,6 @@ class ThreadedSimulator:
             quat = qpos[..., start:start + size]
             qpos[..., start:start + size] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
         return qpos
-
-    def _call(self, state, run) -> tuple[np.ndarray, ...]:
-        lead = np.shape(state[STATE_FIELDS.index("qpos")])[:-1]
-        n = math.prod(lead)
-        with self._lock:
-            batch = self._batch(n)
-            for name, value in zip(STATE_FIELDS, state):
-                batch.bind(name)[...] = np.reshape(value, (n, *self.shapes[name]))
-            run(batch)
-            return tuple(
-                np.asarray(batch.bind(name), np.float32).reshape((*lead, *self.shapes[name]))
-                for name in STATE_FIELDS + DERIVED_FIELDS
-            )
 
 
 def _stage(contact_forces: bool) -> int:

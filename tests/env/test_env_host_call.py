@@ -6,6 +6,7 @@ persistent cache keeps it; the CLI test of the cache checks a CPU-backend run lo
 programs). A function that raises, or a key with nothing behind it, is an error JAX raises
 with the message, and the process goes on."""
 
+import ctypes
 import gc
 
 import jax
@@ -13,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from modular_ppo.env import host_call as host_call_module
 from modular_ppo.env.host_call import TARGET, host_call, register
 
 
@@ -57,6 +59,33 @@ def test_values_and_the_whole_batch_under_vmap_and_scan():
     np.testing.assert_allclose(final, expected)
     # One call per scan step, each with the whole batch, the unbatched input broadcast.
     assert recorder.shapes == [((4, 3), (4, 3))] * 3
+
+
+def test_a_buffer_at_a_seen_address_is_read_with_its_own_shape_and_dtype():
+    """The handler reuses the numpy view of a buffer seen before only where data, dtype and
+    shape all match: XLA reuses addresses, and the same memory may next hold an array of
+    another shape (the dims rewritten in place) or dtype."""
+    memory = np.arange(12, dtype=np.float32)
+    dims = np.array([3, 4], dtype=np.int64)
+    head = bytearray(host_call_module._BUFFER_HEAD.pack(
+        host_call_module._BUFFER_HEAD.size, 0, 11, memory.ctypes.data, 2, dims.ctypes.data))
+    buffer = (ctypes.c_char * len(head)).from_buffer(head)
+
+    def read():
+        return host_call_module._array(ctypes.addressof(buffer))
+
+    first = read()
+    assert first.shape == (3, 4) and first.dtype == np.float32
+    assert read() is first  # seen: the same view
+    dims[:] = [4, 3]
+    np.testing.assert_array_equal(read(), memory.reshape(4, 3))
+    struct_size, extension, _, data, rank, dims_pointer = (
+        host_call_module._BUFFER_HEAD.unpack(bytes(head)))
+    head[:] = host_call_module._BUFFER_HEAD.pack(struct_size, extension, 4, data, rank,
+                                                 dims_pointer)  # int32, same bytes
+    as_int = read()
+    assert as_int.dtype == np.int32 and as_int.shape == (4, 3)
+    np.testing.assert_array_equal(as_int, memory.view(np.int32).reshape(4, 3))
 
 
 def test_the_compiled_program_names_the_target_and_key_and_holds_no_callback():
