@@ -32,8 +32,9 @@ final evaluation (eval.json) is skipped, so the table fills over several session
 directories go under benchmarks/results/transfer/<family>/<kind>/<body>/seed<S> (kind:
 family-<setting>, finetune-<setting> or specialist; setting: <arch>-<morphology>, with
 "-noindex" for --identity none) with config.json, metrics.jsonl (gzipped), eval.json and
-the log; checkpoints are dropped, a shared run's once its fine-tuned runs and zero-shot
-evaluations are done (which therefore cannot run for a shared run finished without them).
+the log; checkpoints are dropped, a shared run's once every fine-tuned run and zero-shot
+evaluation of it in the grid has finished (runs left out by `--skip` included, so that a later
+`run` without `--skip` can start them from its checkpoint).
 The zero-shot evaluations write <family>/zeroshot-<setting>/<H>/seed<S>-<X>.json. The
 load average is sampled every 30 s into <results>/load.jsonl.
 
@@ -171,7 +172,11 @@ def jobs_for(family: str, archs: list[str], morphologies: list[str], identities:
     return jobs
 
 
-def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
+def run(family: str, jobs: list[Job], cores: list[int], results: Path,
+        grid: list[Job] | None = None) -> None:
+    """Run `jobs` (a subset of `grid`, default all of it); a shared run's checkpoints are
+    dropped once every run of `grid` that starts from it has finished."""
+    grid = jobs if grid is None else grid
     pending = [job for job in jobs if not job.finished(results, family)]
     print(f"{len(jobs) - len(pending)} of {len(jobs)} runs already done", flush=True)
 
@@ -180,9 +185,11 @@ def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
             return job.source is None
         if not job.source.finished(results, family):
             return None  # it failed
-        if job.statistics is not None and not _has_checkpoint(job.source.run_dir(results, family)):
-            print(f"cannot evaluate {job.body} zero-shot ({job.statistics}) from seed {job.seed} "
-                  f"of {job.source.kind}: its checkpoints were dropped", flush=True)
+        if not _has_checkpoint(job.source.run_dir(results, family)):
+            what = (f"evaluate {job.body} zero-shot ({job.statistics})" if job.statistics
+                    else f"fine-tune on {job.body}")
+            print(f"cannot {what} from seed {job.seed} of {job.source.kind}: its checkpoints "
+                  f"were dropped (delete its run directory to train it again)", flush=True)
             return None
         return True
 
@@ -192,7 +199,7 @@ def run(family: str, jobs: list[Job], cores: list[int], results: Path) -> None:
         run_dir = job.run_dir(results, family)
         if run_dir is not None and job.statistics is None and not job.kind.startswith("family"):
             keep_records_only(run_dir)
-        _drop_shared_checkpoints(jobs, busy, family, results)
+        _drop_shared_checkpoints(grid, busy, family, results)
 
     run_pinned(pending, cores, results, start=lambda job, core: _start(job, family, core, results),
                ready=ready, ended=ended)
@@ -230,13 +237,15 @@ def _has_checkpoint(run_dir: Path) -> bool:
     return (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
 
 
-def _drop_shared_checkpoints(jobs: list[Job], busy: list[Job], family: str,
+def _drop_shared_checkpoints(grid: list[Job], busy: list[Job], family: str,
                              results: Path) -> None:
-    """A finished shared run keeps config.json, metrics and eval.json only, once no
-    fine-tuned run still pending or running needs its checkpoint."""
-    for job in jobs:
+    """A finished shared run keeps config.json, metrics and eval.json only, once every run
+    of the grid that starts from its checkpoint has finished."""
+    for job in grid:
         if (job.kind.startswith("family") and job.finished(results, family)
-                and all(other.source is not job for other in busy)):
+                and all(other.source is not job or (other not in busy
+                                                    and other.finished(results, family))
+                        for other in grid)):
             run_dir = job.run_dir(results, family)
             if (run_dir / "checkpoints").exists() or (run_dir / "metrics.jsonl").exists():
                 keep_records_only(run_dir)
@@ -389,11 +398,10 @@ def main() -> None:
     args = parser.parse_args()
     results = args.results.resolve()
     if args.command == "run":
-        jobs = [job for job in jobs_for(args.family, args.arch, args.morphology, args.identity,
-                                        args.seeds, args.steps, args.new_body_statistics,
-                                        args.init_optimizer)
-                if job.kind.split("-")[0] not in args.skip]
-        run(args.family, jobs, args.cores, results)
+        grid = jobs_for(args.family, args.arch, args.morphology, args.identity, args.seeds,
+                        args.steps, args.new_body_statistics, args.init_optimizer)
+        jobs = [job for job in grid if job.kind.split("-")[0] not in args.skip]
+        run(args.family, jobs, args.cores, results, grid)
     print(report(results, write=args.command == "report" and args.write))
 
 

@@ -145,3 +145,49 @@ def test_init_optimizer_reaches_the_fine_tuned_runs_only():
     default = transfer_table.jobs_for("walker2d", ["graph"], ["none"], ["index"], [0],
                                       steps=800_000)
     assert not any("--init-optimizer" in job.flags for job in default)
+
+
+def test_a_shared_run_keeps_its_checkpoints_until_every_run_from_it_in_the_grid_finished(tmp_path):
+    grid = transfer_table.jobs_for("centipede", ["graph"], ["none"], ["index"], [0],
+                                   steps=800_000)
+    shared = next(job for job in grid if job.kind == "family-graph-none")
+    run_dir = shared.root(tmp_path, "centipede") / "centipede-4+centipede-6" / "seed0"
+    _run_dir(run_dir, 800_000, [(800_000, {"eval/team_return/centipede-8": 1.0})])
+    (run_dir / "checkpoints" / "800000").mkdir(parents=True)
+    # As after `run --skip finetune`: the zero-shot evaluations are done, the fine-tunes not.
+    for job in grid:
+        if job.statistics is not None:
+            job.output(tmp_path, "centipede").parent.mkdir(parents=True, exist_ok=True)
+            job.output(tmp_path, "centipede").write_text("{}")
+    transfer_table._drop_shared_checkpoints(grid, [], "centipede", tmp_path)
+    assert (run_dir / "checkpoints" / "800000").is_dir()
+
+    finetunes = [job for job in grid if job.kind == "finetune-graph-none"]
+    for job in finetunes:
+        _run_dir(job.root(tmp_path, "centipede") / job.body / "seed0", 800_000,
+                 [(800_000, {"eval/team_return": 1.0})])
+    transfer_table._drop_shared_checkpoints(grid, [finetunes[0]], "centipede", tmp_path)
+    assert (run_dir / "checkpoints" / "800000").is_dir()  # one still counted as running
+    transfer_table._drop_shared_checkpoints(grid, [], "centipede", tmp_path)
+    assert not (run_dir / "checkpoints").exists()
+    assert (run_dir / "metrics.jsonl.gz").exists() and (run_dir / "eval.json").exists()
+
+
+def test_a_run_from_a_shared_run_without_checkpoints_is_dropped_with_a_message(
+        tmp_path, monkeypatch, capsys):
+    grid = transfer_table.jobs_for("centipede", ["graph"], ["none"], ["index"], [0],
+                                   steps=800_000)
+    shared = next(job for job in grid if job.kind == "family-graph-none")
+    _run_dir(shared.root(tmp_path, "centipede") / "centipede-4+centipede-6" / "seed0", 800_000,
+             [(800_000, {"eval/team_return/centipede-8": 1.0})])
+    verdicts = {}
+
+    def run_pinned(jobs, cores, results, start, *, ready, ended):
+        verdicts.update({(job.kind, job.body, job.statistics): ready(job, []) for job in jobs})
+
+    monkeypatch.setattr(transfer_table, "run_pinned", run_pinned)
+    finetunes = [job for job in grid if job.kind.startswith("finetune")]
+    transfer_table.run("centipede", finetunes, [0], tmp_path, grid)
+    assert verdicts == {("finetune-graph-none", "centipede-8", None): None,
+                        ("finetune-graph-none", "centipede-10", None): None}
+    assert "cannot fine-tune on centipede-8 from seed 0 of family-graph-none" in capsys.readouterr().out
