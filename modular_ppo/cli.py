@@ -7,8 +7,9 @@
     modular-ppo analyze RUN_DIR [RUN_DIR ...]
     modular-ppo bodies list | show NAME_OR_PATH [--png FILE]
 
-(`python cli.py ...` from a clone is the same.) This module parses the command line and
-calls the command; the commands and the dataclasses that configure them live in
+`python cli.py ...` from a clone is the same.
+
+This module parses the command line and calls the command; the commands and the dataclasses that configure them live in
 `modular_ppo.commands` (train: `modular_ppo.runs.config.TrainRunConfig`). train, eval and
 render keep what they compile in a persistent cache (`modular_ppo.compile_cache`:
 --compile-cache-dir DIR, --no-compile-cache).
@@ -17,11 +18,13 @@ render keep what they compile in a persistent cache (`modular_ppo.compile_cache`
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import sys
 from typing import Annotated, Any, Union
 
 import tyro
+import tyro._strings
 from rich.console import Console
 from rich.markup import escape
 
@@ -68,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, (constructor, aliases, description) in SUBCOMMANDS.items()
             )],
             args=argv,
-            description=__doc__,
+            description=__doc__[:__doc__.index("\n\nThis module")],  # the user's part
         )
     except SystemExit as exit_:  # tyro has printed the usage error, or the help
         return exit_.code if isinstance(exit_.code, int) else 2
@@ -87,6 +90,33 @@ def main(argv: list[str] | None = None) -> int:
                       highlight=False)
         return 130
     return 0
+
+
+def help_text(docstring: str) -> str:
+    """A docstring as help text: the lines of each paragraph joined into one (the terminal
+    wraps it); blank lines, "- " / "* " items and indented lines (examples) keep their line
+    breaks.
+
+    tyro keeps every line break of a field docstring whose lines are indented in the source
+    (all of ours) and then wraps each line again, leaving a short broken line wherever a
+    source line ended; this replaces its `_strings.remove_single_line_breaks`."""
+    items = ("- ", "* ")
+    lines: list[str] = []
+    for line in inspect.cleandoc(docstring).splitlines():
+        line = line.rstrip()
+        previous = lines[-1] if lines else ""
+        continues_item = previous.startswith(items) and line.startswith("  ") \
+            and not line.startswith("   ")
+        joins = continues_item or (previous and line and not line[0].isspace()
+                                   and not previous[0].isspace() and not line.startswith(items))
+        if joins:
+            lines[-1] += " " + line.strip()
+        elif line or (lines and lines[-1]):
+            lines.append(line)
+    return "\n".join(lines).strip()
+
+
+tyro._strings.remove_single_line_breaks = help_text
 
 
 def run() -> None:
