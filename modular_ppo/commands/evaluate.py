@@ -42,7 +42,8 @@ class EvalCommand:
     warmup_steps: int = DEFAULT_WARMUP_STEPS
     """With --body a body the run did not train on: env steps of the policy acting on it
     that estimate the observation normalizer statistics that --new-body-statistics does not
-    take from the trained bodies (no reward used); 0: none."""
+    take from the trained bodies (no reward used; rounded up to a multiple of 64: 4
+    rounds of 16 environments); 0: none."""
     new_body_statistics: StatisticsSource = "trained-bodies"
     """With --body a body the run did not train on: where its normalizer statistics come
     from: "trained-bodies" (pooled from the trained bodies' modules that observe the same
@@ -110,7 +111,8 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
         how = "" if policy.trained_on else (
             f", zero-shot: not trained on, normalizer from {command.warmup_steps:,} warm-up steps"
             if command.new_body_statistics == "warm-up" else
-            ", zero-shot: not trained on, normalizer from the trained bodies' modules"
+            ", zero-shot: not trained on, normalizer from the trained bodies' modules (a "
+            "warm-up for modules that match none)"
         )
         where = f", on the {backend} backend" if backend is not None else ""
         console.print(table(f"{name} / {run.config.arch} at step {step:,} "

@@ -43,8 +43,9 @@ from modular_ppo.runs.versions import versions
 
 
 MODULE_HEADROOM = 2.0
-"""Default max_modules of a run of several bodies: this many times the largest body's
-module count, so the trained network can be evaluated on larger bodies of the family."""
+"""Default max_modules of a run of several bodies or with held-out bodies: this many times
+the largest training body's module count, so the trained network can act on larger bodies
+of the family."""
 SIZE_HEADROOM = 1.5
 """Default max_obs_size and max_action_size of such a run: this many times the largest,
 rounded up."""
@@ -175,8 +176,9 @@ class Run:
 def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> Run:
     """Bodies, envs, networks (one per body, sharing their parameters) and a fresh training
     state from the config (nothing on disk). The run's config has the backend "auto"
-    resolved to the one chosen, and with several bodies the network's unset max sizes
-    (`with_headroom`) and the env and loss shares resolved.
+    resolved to the one chosen, the token architectures' unset max sizes set to those the
+    network is built with (`with_max_sizes`), and with several bodies the env and loss
+    shares resolved.
 
     env: train in this environment (a custom task, a wrapper) instead of the one
     `config.body`, `config.partition` and `config.env` describe; its `body` is the run's.
@@ -206,8 +208,12 @@ def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None) -> 
         envs = {name: make_env(body, config.env, config.backend)
                 for name, body in bodies.items()}
     n_envs, loss_weights = {next(iter(bodies)): config.ppo.n_envs}, None
+    if config.network.arch != "separate":
+        # A resumed run keeps the sizes it was built with (held-out bodies may be added).
+        headroom = len(bodies) > 1 or bool(config.held_out and config.resume is None)
+        config = dataclasses.replace(
+            config, network=with_max_sizes(config.network, envs, headroom))
     if len(bodies) > 1:
-        config = dataclasses.replace(config, network=with_headroom(config.network, envs))
         n_envs = dict(zip(bodies, split_envs(config)))
         loss_shares = config.body_loss_shares or (1.0,) * len(bodies)
         loss_weights = {name: share / sum(loss_shares)
@@ -256,17 +262,21 @@ def _what_body_needs(error: MaxSizeTooSmall) -> str:
     }[error.field]
 
 
-def with_headroom(network: NetworkConfig, envs: dict[str, ModularEnvProtocol]) -> NetworkConfig:
-    """`network` with its unset max sizes set to fit every body with headroom
-    (MODULE_HEADROOM, SIZE_HEADROOM); sizes given are kept (too small ones fail when the
-    networks are built, naming the body and the size it needs)."""
+def with_max_sizes(network: NetworkConfig, envs: dict[str, ModularEnvProtocol],
+                   headroom: bool) -> NetworkConfig:
+    """`network` with its unset max sizes set to fit every body of `envs`: with headroom
+    (MODULE_HEADROOM, SIZE_HEADROOM) for a network meant to act on other bodies too, else
+    exactly (the sizes a network built with them unset has, now recorded in the run's
+    config so that zero-shot and fine-tuning know them). Sizes given are kept (too small
+    ones fail when the networks are built, naming the body and the size it needs)."""
     modules = max(len(env.obs_sizes) for env in envs.values())
     obs = max(max(env.obs_sizes.values()) for env in envs.values())
     actions = max(max(env.action_sizes.values(), default=1) for env in envs.values())
+    module_factor, size_factor = (MODULE_HEADROOM, SIZE_HEADROOM) if headroom else (1, 1)
     defaults = {
-        "max_modules": math.ceil(MODULE_HEADROOM * modules),
-        "max_obs_size": math.ceil(SIZE_HEADROOM * obs),
-        "max_action_size": math.ceil(SIZE_HEADROOM * actions),
+        "max_modules": math.ceil(module_factor * modules),
+        "max_obs_size": math.ceil(size_factor * obs),
+        "max_action_size": math.ceil(size_factor * actions),
     }
     return dataclasses.replace(network, **{
         field: value for field, value in defaults.items() if getattr(network, field) is None

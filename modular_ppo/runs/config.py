@@ -104,15 +104,17 @@ class TrainRunConfig:
     distributed settings)."""
     init_from: Path | None = None
     """Fine-tune: start from the parameters of this run directory's latest checkpoint (its
-    --arch and network sizes are used; they must hold --body), with the optimizer state
-    of --init-optimizer and each body's observation normalizer from --new-body-statistics."""
+    network settings but the entropy weight are used, and its sizes must hold --body), with
+    the optimizer state of --init-optimizer and each body's observation normalizer from
+    --new-body-statistics (the run's own for a body it trained on)."""
     init_optimizer: OptimizerSource = "fresh"
     """With --init-from, the optimizer state the new run starts with: "fresh" (Adam's
     moments at zero: its first updates move every weight by about the learning rate) or
     "source" (the source checkpoint's moments and step count, as if training went on;
     needs gradient clipping and weight decay on or off as in the source run)."""
     new_body_statistics: StatisticsSource = "trained-bodies"
-    """Where --held-out bodies and, with --init-from, the new run's bodies get their
+    """Where --held-out bodies and, with --init-from, the new run's bodies (those the source
+    did not train on) get their
     observation normalizer statistics: "trained-bodies" (pooled from the trained bodies'
     modules that observe the same blocks, as `eval --body`) or "warm-up" (4,096 steps of
     the policy acting on the body: statistics of a standing start, on which held-out

@@ -1,13 +1,14 @@
 """Fine-tuning: a new run that starts from another run's parameters (`--init-from RUN_DIR`).
 
 The new run takes the source run's network settings (architecture and max sizes, so its
-parameters fit) and observation settings (what each input means), its parameters from the
+parameters fit; all but the entropy weight, a loss setting) and observation settings (what
+each input means), its parameters from the
 source's latest checkpoint, the optimizer state of `--init-optimizer` (fresh, or the
-source's), and for each of its bodies observation normalizer statistics from
-`--new-body-statistics`, as zero-shot evaluation
-gets them: pooled from the source's trained bodies, or warmed up by the policy itself
-acting on that body (observations only, no reward, no parameter change). Everything else
-(bodies, task and episode settings, PPO settings, seed) is the new run's own.
+source's), and for each of its bodies observation normalizer statistics as `eval` gets
+them: the source's own for a body it trained on, else from `--new-body-statistics` (pooled
+from the source's trained bodies, or warmed up by the policy itself acting on that body:
+observations only, no reward, no parameter change). Everything else (bodies, task and
+episode settings, PPO settings, entropy weight, seed) is the new run's own.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ OBSERVATION_FIELDS = (
 )
 """EnvConfig fields that decide what the network's inputs mean: a fine-tuned run takes them
 from its source, so the parameters read the features they were trained on."""
+NETWORK_FIELDS_OF_ITS_OWN = ("entropy_weight",)
+"""NetworkConfig fields that weight a loss term only: a fine-tuned run keeps its own."""
 
 
 def with_source_settings(config: TrainRunConfig) -> TrainRunConfig:
@@ -43,7 +46,8 @@ def with_source_settings(config: TrainRunConfig) -> TrainRunConfig:
     source's raise RunConfigError (the parameters fix them)."""
     source = load_run_config(config.init_from)
     _check_kept(config, source, "network",
-                [field.name for field in dataclasses.fields(NetworkConfig)],
+                [field.name for field in dataclasses.fields(NetworkConfig)
+                 if field.name not in NETWORK_FIELDS_OF_ITS_OWN],
                 f"the new run takes that run's network (arch {source.network.arch}), whose "
                 "parameters it starts from")
     _check_kept(config, source, "env", OBSERVATION_FIELDS,
@@ -51,7 +55,9 @@ def with_source_settings(config: TrainRunConfig) -> TrainRunConfig:
                 "read the features they were trained on")
     env = dataclasses.replace(
         config.env, **{name: getattr(source.env, name) for name in OBSERVATION_FIELDS})
-    return dataclasses.replace(config, network=source.network, env=env)
+    network = dataclasses.replace(source.network, **{
+        name: getattr(config.network, name) for name in NETWORK_FIELDS_OF_ITS_OWN})
+    return dataclasses.replace(config, network=network, env=env)
 
 
 def _check_kept(config: TrainRunConfig, source: TrainRunConfig, section: str,
@@ -72,26 +78,35 @@ def _check_kept(config: TrainRunConfig, source: TrainRunConfig, section: str,
 def start_from(run: Run, source_dir: Path) -> Run:
     """`run` (freshly built with `with_source_settings`' config) with the parameters of
     `source_dir`'s latest checkpoint, the optimizer state of `run.config.init_optimizer`
-    (fresh, or the checkpoint's) and normalizer statistics from
-    `run.config.new_body_statistics`."""
+    (fresh, or the checkpoint's) and normalizer statistics as the module docstring says."""
     source, _ = restore_run(source_dir)
     params = source.state.params
     if not same_parameter_shapes(params, run.state.params):
-        bodies = ", ".join(source.bodies)
+        bodies, network = ", ".join(source.bodies), source.config.network
+        why = ("--arch separate keeps weights per module name, so it fine-tunes only on the "
+               "bodies it trained on; start from a shared, graph or attention run."
+               if network.arch == "separate" else
+               f"That run's network was sized for its body alone (--max-modules "
+               f"{network.max_modules} --max-obs-size {network.max_obs_size} "
+               f"--max-action-size {network.max_action_size}, not recorded by the version "
+               "that trained it); start from a run trained with max sizes that hold the new "
+               "body (a run of several bodies or with --held-out gets room for larger ones).")
         raise TransferError(
             f"--init-from {source_dir}: its parameters (trained on {bodies}, --arch "
-            f"{source.config.arch}) do not fit a network for {', '.join(run.bodies)}. "
-            "--arch separate keeps weights per module name, so it fine-tunes only on the "
-            "bodies it trained on; start from a shared, graph or attention run."
+            f"{network.arch}) do not fit a network for {', '.join(run.bodies)}. {why}"
         )
     keys = jax.random.split(jax.random.key(run.config.seed + 2), len(run.groups))
     groups = {}
     for group, key in zip(run.groups, keys):
         own = run.state.groups[group.name]
-        warmed = new_body_statistics(source, run.bodies[group.name], group.env,
-                                     group.graphdef, nnx.merge_state(params, own.network),
-                                     run.config.new_body_statistics, DEFAULT_WARMUP_STEPS, key)
-        _, rest = nnx.split_state(warmed, nnx.Param, ...)
+        if group.name in source.bodies:  # its own statistics, as `eval` takes them
+            statistics = source.state.network_state(group.name)
+        else:
+            statistics = new_body_statistics(
+                source, run.bodies[group.name], group.env, group.graphdef,
+                nnx.merge_state(params, own.network), run.config.new_body_statistics,
+                DEFAULT_WARMUP_STEPS, key)
+        _, rest = nnx.split_state(statistics, nnx.Param, ...)
         groups[group.name] = own.replace(network=rest)
     state = run.state.replace(params=params, groups=groups,
                               opt_state=_optimizer_state(run, source, source_dir))

@@ -82,6 +82,7 @@ def run_training(
                       "checkpoint), normalizer statistics from --new-body-statistics "
                       f"{config.new_body_statistics}, optimizer state from --init-optimizer "
                       f"{config.init_optimizer}")
+    evaluator = evaluator_with_held_out(run, config.eval)  # a body it cannot hold: refused here
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)
@@ -100,7 +101,6 @@ def run_training(
     log = MetricsLog(run_dir, enabled=primary)
     try:
         with StopRequests(console) as stop:
-            evaluator = evaluator_with_held_out(run, config.eval)
             state, stopped = _train(run, evaluator, run_dir, checkpointer, log, stop, console,
                                     started_at)
         if stopped is not None:

@@ -134,12 +134,12 @@ def warm_up_normalizer(
     steps: int,
     key: PRNGKeyArray,
 ) -> nnx.State:
-    """`network_state` with observation statistics from about `steps` environment steps of
-    its own policy on `env` (WARMUP_ROUNDS rounds of WARMUP_ENVS environments); 0 keeps
-    them as they are."""
+    """`network_state` with observation statistics from `steps` environment steps of its
+    own policy on `env` in WARMUP_ROUNDS rounds of WARMUP_ENVS environments (rounded up to
+    a multiple of their product); 0 keeps them as they are."""
     if steps < 0:
         raise TransferError(f"warm-up steps = {steps}: give 0 or a positive number of steps.")
-    length = steps // (WARMUP_ROUNDS * WARMUP_ENVS)
+    length = -(-steps // (WARMUP_ROUNDS * WARMUP_ENVS))
     if length == 0:
         return network_state
     for round_key in jax.random.split(key, WARMUP_ROUNDS):

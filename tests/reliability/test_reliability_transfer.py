@@ -15,7 +15,7 @@ from reliability_tools import TINY, TINY_ACTUATORS, cli_main, plain, tiny_xml
 
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, observation_layout
-from modular_ppo.networks import NetworkConfig
+from modular_ppo.networks import NetworkConfig, make_network
 from modular_ppo.ppo import EvalConfig, make_evaluator
 from modular_ppo.runs.build import build_run, load_run_config, restore_run
 from modular_ppo.runs.config import TrainRunConfig, config_to_json
@@ -295,3 +295,76 @@ def test_eval_output_writes_the_figures_and_never_over_a_file(straight_runs, thi
     assert code == 2 and "no directory" in plain(out), out
     code, out = cli_main(*flags, "--output", tmp_path)
     assert code == 2 and "is a directory" in plain(out), out
+
+
+def test_a_single_body_run_records_the_sizes_its_network_has(tiny_body):
+    """A shared network trained on one body is sized to that body; the run's config says
+    so (max sizes unset build the same network), and with --held-out it gets the headroom
+    a run of several bodies gets."""
+    config = TrainRunConfig(body=str(tiny_body), backend="cpu",
+                            network=NetworkConfig(arch="shared"))
+    run = build_run(config)
+    network = run.config.network
+    assert (network.max_modules, network.max_obs_size, network.max_action_size) == (
+        2, max(run.groups[0].env.obs_sizes.values()), 1)
+    unset = make_network(run.bodies["tiny"], run.groups[0].env.obs_sizes, config.network,
+                         rngs=nnx.Rngs(0))
+    recorded = make_network(run.bodies["tiny"], run.groups[0].env.obs_sizes, network,
+                            rngs=nnx.Rngs(0))
+    for got, want in zip(jax.tree.leaves(nnx.state(recorded, nnx.Param)),
+                         jax.tree.leaves(nnx.state(unset, nnx.Param)), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    held_out = build_run(dataclasses.replace(config, held_out=("centipede-4",))).config.network
+    assert held_out.max_modules == 4 and held_out.max_action_size == 2
+
+
+def test_a_held_out_body_too_large_is_refused_before_anything_is_written(tiny_body, runs_root):
+    code, out = cli_main("train", "--body", tiny_body, *TINY, "--backend", "cpu",
+                         "--arch", "shared", "--held-out", "ant-modular",
+                         "--runs-root", runs_root, "--run-name", "held-out-too-large")
+    out = plain(out)
+    assert code == 2 and "Traceback" not in out, out
+    assert ("--held-out cannot act on body 'ant-modular': that run's network was built with "
+            "--max-modules 4, but body 'ant-modular' has 5 modules") in out, out
+    assert not (runs_root / "tiny" / "held-out-too-large").exists()
+
+
+def test_eval_of_a_body_the_run_cannot_hold_names_the_size(with_held_out):
+    code, out = cli_main("eval", "--run", with_held_out, "--body", "ant-modular",
+                         "--episodes", 2)
+    out = plain(out)
+    assert code == 2 and "Traceback" not in out, out
+    assert "--max-modules 4, but body 'ant-modular' has 5 modules" in out, out
+
+
+def test_fine_tuning_on_a_body_the_source_trained_on_keeps_its_statistics(
+        straight_runs, tiny_body):
+    source = straight_runs("two bodies")
+    trained, _ = restore_run(source)
+    config = with_source_settings(TrainRunConfig(body=str(tiny_body), backend="cpu",
+                                                 init_from=source))
+    started = start_from(build_run(config), source)
+    (group,) = started.groups
+    got = nnx.merge(group.graphdef, started.state.network_state(group.name)).normalizer
+    want = nnx.merge(group.graphdef, trained.state.network_state("tiny")).normalizer
+    for module, stats in want.statistics.items():
+        for name in ("count", "mean", "m2"):
+            np.testing.assert_array_equal(np.asarray(getattr(got.statistics[module], name)[...]),
+                                          np.asarray(getattr(stats, name)[...]))
+
+
+def test_a_warm_up_shorter_than_one_round_still_warms_up(straight_runs, third_body):
+    source = straight_runs("two bodies")
+    run, _ = restore_run(source)
+    policy = policy_on_body(run, str(source), str(third_body), 63, jax.random.key(0), "warm-up")
+    statistics = nnx.merge(policy.graphdef, policy.network_state).normalizer.statistics
+    assert {float(s.count[...]) for s in statistics.values()} == {64.0}
+
+
+def test_a_fine_tuned_run_may_set_its_own_entropy_weight(tmp_path):
+    source = TrainRunConfig(body="centipede-3..7", network=NetworkConfig(arch="graph"))
+    (tmp_path / "config.json").write_text(json.dumps({"config": config_to_json(source)}))
+    new = with_source_settings(TrainRunConfig(
+        body="centipede-8", init_from=tmp_path,
+        network=dataclasses.replace(TrainRunConfig().network, entropy_weight=1e-3)))
+    assert new.network == dataclasses.replace(source.network, entropy_weight=1e-3)
