@@ -173,10 +173,9 @@ def jobs_for(family: str, archs: list[str], morphologies: list[str], identities:
 
 
 def run(family: str, jobs: list[Job], cores: list[int], results: Path,
-        grid: list[Job] | None = None) -> None:
-    """Run `jobs` (a subset of `grid`, default all of it); a shared run's checkpoints are
-    dropped once every run of `grid` that starts from it has finished."""
-    grid = jobs if grid is None else grid
+        grid: list[Job]) -> None:
+    """Run `jobs` (a subset of `grid`); a shared run's checkpoints are dropped once every
+    run of `grid` that starts from it has finished."""
     pending = [job for job in jobs if not job.finished(results, family)]
     print(f"{len(jobs) - len(pending)} of {len(jobs)} runs already done", flush=True)
 

@@ -9,10 +9,11 @@
 
 `python cli.py ...` from a clone is the same.
 
-This module parses the command line and calls the command; the commands and the dataclasses that configure them live in
-`modular_ppo.commands` (train: `modular_ppo.runs.config.TrainRunConfig`). train, eval and
-render keep what they compile in a persistent cache (`modular_ppo.compile_cache`:
---compile-cache-dir DIR, --no-compile-cache).
+This module parses the command line and calls the command; the commands and the
+dataclasses that configure them live in `modular_ppo.commands` (train:
+`modular_ppo.runs.config.TrainRunConfig`). train, eval and render keep what they compile in
+a persistent cache (`modular_ppo.compile_cache`: --compile-cache-dir DIR,
+--no-compile-cache).
 """
 
 from __future__ import annotations

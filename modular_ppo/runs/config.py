@@ -114,11 +114,10 @@ class TrainRunConfig:
     needs gradient clipping and weight decay on or off as in the source run)."""
     new_body_statistics: StatisticsSource = "trained-bodies"
     """Where --held-out bodies and, with --init-from, the new run's bodies (those the source
-    did not train on) get their
-    observation normalizer statistics: "trained-bodies" (pooled from the trained bodies'
-    modules that observe the same blocks, as `eval --body`) or "warm-up" (4,096 steps of
-    the policy acting on the body: statistics of a standing start, on which held-out
-    walkers walked backwards in BENCHMARKS.md)."""
+    did not train on) get their observation normalizer statistics: "trained-bodies"
+    (pooled from the trained bodies' modules that observe the same blocks, as `eval
+    --body`) or "warm-up" (4,096 steps of the policy acting on the body: statistics of a
+    standing start, on which held-out walkers walked backwards in BENCHMARKS.md)."""
     distributed: DistributedConfig = DistributedConfig()
     """Train with several processes (hosts): README, "Many machines". Environments are split
     over every process's devices (--ppo.data-parallel is implied); process 0 writes the run

@@ -2,13 +2,13 @@
 
 The new run takes the source run's network settings (architecture and max sizes, so its
 parameters fit; all but the entropy weight, a loss setting) and observation settings (what
-each input means), its parameters from the
-source's latest checkpoint, the optimizer state of `--init-optimizer` (fresh, or the
-source's), and for each of its bodies observation normalizer statistics as `eval` gets
-them: the source's own for a body it trained on, else from `--new-body-statistics` (pooled
-from the source's trained bodies, or warmed up by the policy itself acting on that body:
-observations only, no reward, no parameter change). Everything else (bodies, task and
-episode settings, PPO settings, entropy weight, seed) is the new run's own.
+each input means), its parameters from the source's latest checkpoint, the optimizer state
+of `--init-optimizer` (fresh, or the source's), and for each of its bodies observation
+normalizer statistics as `eval` gets them: the source's own for a body it trained on, else
+from `--new-body-statistics` (pooled from the source's trained bodies, or warmed up by the
+policy itself acting on that body: observations only, no reward, no parameter change).
+Everything else (bodies, task and episode settings, PPO settings, entropy weight, seed) is
+the new run's own.
 """
 
 from __future__ import annotations

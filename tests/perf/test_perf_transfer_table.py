@@ -190,4 +190,5 @@ def test_a_run_from_a_shared_run_without_checkpoints_is_dropped_with_a_message(
     transfer_table.run("centipede", finetunes, [0], tmp_path, grid)
     assert verdicts == {("finetune-graph-none", "centipede-8", None): None,
                         ("finetune-graph-none", "centipede-10", None): None}
-    assert "cannot fine-tune on centipede-8 from seed 0 of family-graph-none" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "cannot fine-tune on centipede-8 from seed 0 of family-graph-none" in out
