@@ -6,7 +6,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import jax
 from rich.console import Console
 
 from modular_ppo.commands.errors import CommandError
@@ -19,7 +18,12 @@ from modular_ppo.runs.atomic_write import write_atomically
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.config import StatisticsSource
 from modular_ppo.runs.metrics_log import to_floats
-from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, policy_on_body, trained_policies
+from modular_ppo.runs.transfer import (
+    DEFAULT_WARMUP_STEPS,
+    policy_on_body,
+    trained_policies,
+    transfer_key,
+)
 
 MAX_EPISODES = 100_000
 """The most episodes per mode: each is one environment, all stepped side by side."""
@@ -83,7 +87,7 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
                                f"{command.output.parent}; create it or give a path in an "
                                "existing one.")
     run, step = restore_run(run_dir)
-    key = jax.random.key(run.config.seed + 2)
+    key = transfer_key(run.config.seed)
     if command.body is None:
         policies = trained_policies(run)
     else:

@@ -27,8 +27,11 @@ from modular_ppo.ppo.state import same_parameter_shapes
 from modular_ppo.runs.build import Run, load_run_config, restore_run
 from modular_ppo.runs.config import TrainRunConfig, flag
 from modular_ppo.runs.errors import RunConfigError, TransferError
-from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, new_body_statistics
-
+from modular_ppo.runs.transfer import (
+    DEFAULT_WARMUP_STEPS,
+    network_state_on_body,
+    transfer_key,
+)
 
 OBSERVATION_FIELDS = (
     "observation", "neighbor_hops", "global_features", "body_features", "body_frame",
@@ -95,17 +98,13 @@ def start_from(run: Run, source_dir: Path) -> Run:
             f"--init-from {source_dir}: its parameters (trained on {bodies}, --arch "
             f"{network.arch}) do not fit a network for {', '.join(run.bodies)}. {why}"
         )
-    keys = jax.random.split(jax.random.key(run.config.seed + 2), len(run.groups))
+    keys = jax.random.split(transfer_key(run.config.seed), len(run.groups))
     groups = {}
     for group, key in zip(run.groups, keys):
         own = run.state.groups[group.name]
-        if group.name in source.bodies:  # its own statistics, as `eval` takes them
-            statistics = source.state.network_state(group.name)
-        else:
-            statistics = new_body_statistics(
-                source, run.bodies[group.name], group.env, group.graphdef,
-                nnx.merge_state(params, own.network), run.config.new_body_statistics,
-                DEFAULT_WARMUP_STEPS, key)
+        statistics = network_state_on_body(
+            source, run.bodies[group.name], group.env, group.graphdef, own.network,
+            run.config.new_body_statistics, DEFAULT_WARMUP_STEPS, key)
         _, rest = nnx.split_state(statistics, nnx.Param, ...)
         groups[group.name] = own.replace(network=rest)
     state = run.state.replace(params=params, groups=groups,

@@ -70,10 +70,35 @@ def policy_on_body(run: Run, run_name: str, body_name: str, warmup_steps: int,
     if body_name in own:
         return own[body_name]
     body, env, graphdef, rest = network_for_body(run.config, run_name, body_name)
-    network_state = new_body_statistics(run, body, env, graphdef,
-                                        nnx.merge_state(run.state.params, rest),
-                                        statistics, warmup_steps, key)
+    network_state = network_state_on_body(run, body, env, graphdef, rest, statistics,
+                                          warmup_steps, key)
     return PolicyOnBody(body, env, graphdef, network_state, False)
+
+
+def transfer_key(seed: int) -> PRNGKeyArray:
+    """The key of a run's warm-ups on new bodies and of `eval`'s episodes: apart from the
+    keys of its training (seed) and its evaluations during training (seed + 1)."""
+    return jax.random.key(seed + 2)
+
+
+def network_state_on_body(
+    source: Run,
+    body: BodyGraph,
+    env: ModularEnvProtocol,
+    graphdef: nnx.GraphDef,
+    rest: nnx.State,
+    statistics: StatisticsSource,
+    warmup_steps: int,
+    key: PRNGKeyArray,
+) -> nnx.State:
+    """`source`'s parameters in a network for `body` (`graphdef`; `rest`: its state without
+    parameters), with the normalizer statistics `source` trained with on that body, or for
+    a body it did not train on, `new_body_statistics` from `statistics`."""
+    if body.name in source.bodies:
+        return source.state.network_state(body.name)
+    return new_body_statistics(source, body, env, graphdef,
+                               nnx.merge_state(source.state.params, rest), statistics,
+                               warmup_steps, key)
 
 
 def new_body_statistics(
