@@ -63,6 +63,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 from every_body import (  # beside this script
     append_to_benchmarks,
@@ -73,9 +74,12 @@ from every_body import (  # beside this script
 )
 from pinned_runs import run_pinned
 
+from modular_ppo.networks.config import Architecture, ModuleIdentity, Morphology
+from modular_ppo.runs.config import OptimizerSource, StatisticsSource
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "transfer"
-ZERO_SHOT_STATISTICS = ("warm-up", "trained-bodies")
+ZERO_SHOT_STATISTICS: tuple[str, ...] = get_args(StatisticsSource)
 """`cli.py eval --new-body-statistics` of the zero-shot evaluations, in the report's order."""
 ZERO_SHOT_EPISODES = 16
 
@@ -227,9 +231,9 @@ def _start(job: Job, family: str, core: int, results: Path) -> subprocess.Popen:
 def _cli(core: int, args: list[str], log_path: Path) -> subprocess.Popen:
     """`cli.py ARGS` pinned to `core`, its output into `log_path`; the command printed."""
     command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), *args]
-    log = open(log_path, "w")
     print(" ".join(command), flush=True)
-    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    with open(log_path, "w") as log:  # the child keeps its own copy of the handle
+        return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
 def _has_checkpoint(run_dir: Path) -> bool:
@@ -311,10 +315,10 @@ def report(results: Path, write: bool) -> str:
         if not settings:
             continue
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
-                  "| setting (arch-morphology[-noindex]) | held-out body | seeds | specialist's "
-                  "final return | zero-shot / specialist | untrained (first evaluation) / "
-                  "specialist | zero-shot by `eval` (warm-up / trained bodies' statistics) "
-                  "/ specialist | fine-tuning steps to the specialist's final / N |",
+                  ("| setting (arch-morphology[-noindex]) | held-out body | seeds | specialist's "
+                   "final return | zero-shot / specialist | untrained (first evaluation) / "
+                   "specialist | zero-shot by `eval` (warm-up / trained bodies' statistics) "
+                   "/ specialist | fine-tuning steps to the specialist's final / N |"),
                   "|---|---|---|---|---|---|---|---|"]
         for setting in settings:
             for body in spec.held_out:
@@ -369,10 +373,11 @@ def main() -> None:
     run_parser = sub.add_parser("run")
     run_parser.add_argument("--family", choices=list(FAMILIES), required=True)
     run_parser.add_argument("--arch", nargs="+", default=["shared"],
-                            choices=["shared", "graph", "attention"])
+                            choices=[a for a in get_args(Architecture) if a != "separate"])
     run_parser.add_argument("--morphology", nargs="+", default=["none"],
-                            choices=["none", "value", "policy_and_value"])
-    run_parser.add_argument("--identity", nargs="+", default=["index"], choices=["index", "none"],
+                            choices=list(get_args(Morphology)))
+    run_parser.add_argument("--identity", nargs="+", default=["index"],
+                            choices=list(get_args(ModuleIdentity)),
                             help="--module-identity of the shared runs (none: no index one-hot; "
                                  "the setting's name gets -noindex)")
     run_parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -380,11 +385,12 @@ def main() -> None:
                             help="env steps of every run (N)")
     run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
     run_parser.add_argument("--new-body-statistics", default="warm-up",
-                            choices=["warm-up", "trained-bodies"],
+                            choices=list(get_args(StatisticsSource)),
                             help="cli.py train --new-body-statistics of the shared runs (their "
                                  "--held-out figures) and the fine-tuned runs (default: the "
                                  "warm-up, as the table's rows so far)")
-    run_parser.add_argument("--init-optimizer", default="fresh", choices=["fresh", "source"],
+    run_parser.add_argument("--init-optimizer", default="fresh",
+                            choices=list(get_args(OptimizerSource)),
                             help="cli.py train --init-optimizer of the fine-tuned runs: a "
                                  "fresh Adam state (the CLI's default) or the shared run's")
     run_parser.add_argument("--skip", nargs="+", default=[], choices=["specialist", "finetune"],
