@@ -3,7 +3,7 @@ held-out members and fine-tuned on them, against a specialist trained on each he
 
     python benchmarks/transfer_table.py run --family centipede --arch shared graph attention \
         --morphology none policy_and_value --seeds 0 1 2 --cores 0 1
-    python benchmarks/transfer_table.py report      # stdout; --write appends to BENCHMARKS.md
+    python benchmarks/transfer_table.py report      # stdout; --write puts it in BENCHMARKS.md
 
 For each family, seed and network setting (architecture x morphology features x module
 identity, `--identity index none`: whether tokens carry the module's index one-hot):
@@ -66,7 +66,6 @@ from pathlib import Path
 from typing import get_args
 
 from every_body import (  # beside this script
-    append_to_benchmarks,
     host_and_load,
     keep_records_only,
     metrics_rows,
@@ -82,6 +81,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "transfer"
 ZERO_SHOT_STATISTICS: tuple[str, ...] = get_args(StatisticsSource)
 """`cli.py eval --new-body-statistics` of the zero-shot evaluations, in the report's order."""
 ZERO_SHOT_EPISODES = 16
+TABLES_SECTION = "## Transfer within a family: the tables now (issue 16)"
+"""BENCHMARKS.md's section that `report --write` keeps each results folder's report in."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -363,8 +364,27 @@ def report(results: Path, write: bool) -> str:
             f"({host_and_load(results)})\n\n`python benchmarks/transfer_table.py report "
             f"--results {shown(results)}`\n" + "\n".join(lines) + "\n")
     if write:
-        append_to_benchmarks(text)
+        benchmarks = ROOT / "BENCHMARKS.md"
+        benchmarks.write_text(with_report(benchmarks.read_text(), text, shown(results)))
     return text
+
+
+def with_report(document: str, text: str, results: Path) -> str:
+    """`document` (BENCHMARKS.md) with `text`, the report of `results`, in TABLES_SECTION:
+    in place of that folder's earlier report there, else after the section's last report
+    (the section is added at the end when missing). Each report lies between markers that
+    name its results folder."""
+    begin = f"<!-- report --results {results} -->"
+    end = f"<!-- end of report --results {results} -->\n"
+    block = f"{begin}{text}{end}"
+    if begin in document:
+        head, rest = document.split(begin, 1)
+        return head + block + rest.split(end, 1)[1]
+    if TABLES_SECTION not in document:
+        return f"{document.rstrip()}\n\n{TABLES_SECTION}\n\n{block}"
+    head, rest = document.split(TABLES_SECTION, 1)
+    section, next_heading, tail = rest.partition("\n## ")
+    return f"{head}{TABLES_SECTION}{section.rstrip()}\n\n{block}{next_heading}{tail}"
 
 
 def main() -> None:
@@ -397,7 +417,9 @@ def main() -> None:
                             help="schedule no runs of these kinds (e.g. to compare zero-shot "
                                  "only, with the specialists' records from another --results)")
     report_parser = sub.add_parser("report")
-    report_parser.add_argument("--write", action="store_true", help="append to BENCHMARKS.md")
+    report_parser.add_argument("--write", action="store_true",
+                               help="put the report in BENCHMARKS.md's section "
+                                    "'the tables now', in place of the folder's earlier one")
     for sub_parser in (run_parser, report_parser):
         sub_parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()

@@ -192,3 +192,19 @@ def test_a_run_from_a_shared_run_without_checkpoints_is_dropped_with_a_message(
                         ("finetune-graph-none", "centipede-10", None): None}
     out = capsys.readouterr().out
     assert "cannot fine-tune on centipede-8 from seed 0 of family-graph-none" in out
+
+
+def test_a_written_report_replaces_the_same_folders_report_in_the_tables_section():
+    section = transfer_table.TABLES_SECTION
+    document = "# Benchmarks\n\n## Earlier\n\ntext\n"
+    first = transfer_table.with_report(document, "\n### report A1\n", Path("results/a"))
+    assert first.startswith(document.rstrip() + f"\n\n{section}\n\n")
+    both = transfer_table.with_report(first + "\n## Later\n\nmore\n", "\n### report B1\n",
+                                      Path("results/b"))
+    again = transfer_table.with_report(both, "\n### report A2\n", Path("results/a"))
+    assert again.count(section) == 1
+    assert "report A1" not in again and "report B1" in again
+    assert again.index("report A2") < again.index("report B1") < again.index("## Later")
+    assert again.endswith("## Later\n\nmore\n")
+    assert again.count("<!-- report --results results/a -->") == 1
+    assert transfer_table.with_report(again, "\n### report A2\n", Path("results/a")) == again
