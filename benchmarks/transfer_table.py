@@ -4,6 +4,7 @@ held-out members and fine-tuned on them, against a specialist trained on each he
     python benchmarks/transfer_table.py run --family centipede --arch shared graph attention \
         --morphology none policy_and_value --seeds 0 1 2 --cores 0 1
     python benchmarks/transfer_table.py report      # stdout; --write puts it in BENCHMARKS.md
+    python benchmarks/transfer_table.py seeds       # each seed's zero-shot return by `eval`
 
 For each family, seed and network setting (architecture x morphology features x module
 identity, `--identity index none`: whether tokens carry the module's index one-hot):
@@ -369,6 +370,51 @@ def report(results: Path, write: bool) -> str:
     return text
 
 
+def seeds_report(results: Path, statistics: str) -> str:
+    """Per seed, each held-out body's specialist's final return and each setting's zero-shot
+    return by `cli.py eval --new-body-statistics <statistics>` on the shared run's final
+    checkpoint: "return (share of the same seed's specialist; forward velocity, episode
+    length)"."""
+    lines = []
+    for family, spec in FAMILIES.items():
+        settings = sorted(p.name.removeprefix("family-")
+                          for p in (results / family).glob("family-*"))
+        seeds = sorted({int(p.name.removeprefix("seed")) for p in
+                        (results / family).glob("*/*/*/seed*")})
+        if not settings:
+            continue
+        lines += [f"\n#### {family}: zero-shot by `eval --new-body-statistics {statistics}`\n",
+                  "| setting | held-out body | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+                  "|---|---|" + "---|" * len(seeds)]
+        for body in spec.held_out:
+            specialists = [Job("specialist", body, seed, []).run_dir(results, family)
+                           for seed in seeds]
+            finals = [json.loads((d / "eval.json").read_text())["eval/team_return"]
+                      if _finished(d) else None for d in specialists]
+            lines.append(f"| specialist | {body} | " + " | ".join(
+                "not run" if final is None else f"{final:,.0f}" for final in finals) + " |")
+            for setting in settings:
+                cells = []
+                for seed, final in zip(seeds, finals, strict=True):
+                    shared = Job(f"family-{setting}", spec.train, seed, []).run_dir(results,
+                                                                                    family)
+                    path = Job(f"zeroshot-{setting}", body, seed, [],
+                               statistics=statistics).output(results, family)
+                    if not path.exists():
+                        cells.append("no `eval` record" if _finished(shared) else "not run")
+                        continue
+                    (metrics,) = json.loads(path.read_text())["results"].values()
+                    episode = metrics["deterministic"]
+                    share = ("" if final is None
+                             else f"{episode['episode/team_return'] / final * 100:.0f}%; ")
+                    cells.append(f"{episode['episode/team_return']:,.0f} ({share}"
+                                 f"{episode['episode/forward_velocity']:.2f} m/s, "
+                                 f"{episode['episode/length']:.0f} steps)")
+                lines.append(f"| {setting} | {body} | " + " | ".join(cells) + " |")
+    return (f"`python benchmarks/transfer_table.py seeds --results {shown(results)} "
+            f"--statistics {statistics}`\n" + "\n".join(lines) + "\n")
+
+
 def with_report(document: str, text: str, results: Path) -> str:
     """`document` (BENCHMARKS.md) with `text`, the report of `results`, in TABLES_SECTION:
     in place of that folder's earlier report there, else after the section's last report
@@ -420,10 +466,16 @@ def main() -> None:
     report_parser.add_argument("--write", action="store_true",
                                help="put the report in BENCHMARKS.md's section "
                                     "'the tables now', in place of the folder's earlier one")
-    for sub_parser in (run_parser, report_parser):
+    seeds_parser = sub.add_parser("seeds", help="each seed's zero-shot return by `eval`")
+    seeds_parser.add_argument("--statistics", default="trained-bodies",
+                              choices=ZERO_SHOT_STATISTICS)
+    for sub_parser in (run_parser, report_parser, seeds_parser):
         sub_parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     results = args.results.resolve()
+    if args.command == "seeds":
+        print(seeds_report(results, args.statistics))
+        return
     if args.command == "run":
         grid = jobs_for(args.family, args.arch, args.morphology, args.identity, args.seeds,
                         args.steps, args.new_body_statistics, args.init_optimizer)

@@ -208,3 +208,25 @@ def test_a_written_report_replaces_the_same_folders_report_in_the_tables_section
     assert again.endswith("## Later\n\nmore\n")
     assert again.count("<!-- report --results results/a -->") == 1
     assert transfer_table.with_report(again, "\n### report A2\n", Path("results/a")) == again
+
+
+def test_the_seeds_table_gives_each_seeds_eval_figures_against_its_specialist(tmp_path):
+    family = tmp_path / "centipede"
+    for seed, final in ((0, 1000.0), (1, 500.0)):
+        _run_dir(family / "specialist" / "centipede-8" / "centipede-8" / f"seed{seed}", 1000,
+                 [(1000, {"eval/team_return": final})])
+        _run_dir(family / "family-graph-none" / "train" / "centipede-4+centipede-6"
+                 / f"seed{seed}", 1000, [(1000, {"eval/team_return/centipede-8": 1.0})])
+    path = family / "zeroshot-graph-none" / "centipede-8" / "seed1-trained-bodies.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"results": {"centipede-8": {"deterministic": {
+        "episode/team_return": 1250.0, "episode/forward_velocity": 2.345,
+        "episode/length": 812.0}}}}))
+
+    text = transfer_table.seeds_report(tmp_path, "trained-bodies")
+    assert "| specialist | centipede-8 | 1,000 | 500 |" in text
+    # Seed 0's shared run finished without an `eval` record; seed 1's: 1,250 of 500.
+    assert ("| graph-none | centipede-8 | no `eval` record | 1,250 (250%; 2.35 m/s, "
+            "812 steps) |") in text
+    assert "| specialist | centipede-10 | not run | not run |" in text
+    assert "| graph-none | centipede-10 | no `eval` record | no `eval` record |" in text
