@@ -244,10 +244,14 @@ def _max_size_error(config: TrainRunConfig, error: MaxSizeTooSmall) -> RunConfig
                           f"{error.needed} or more, or leave it out to fit the body.")
 
 
-def source_cannot_hold(error: MaxSizeTooSmall) -> str:
+def source_cannot_hold(error: MaxSizeTooSmall, this_run: bool = False) -> str:
     """Why a trained run's network (its max sizes fix its parameters) cannot act on a
-    body, and the run that could."""
+    body, and the run that could; `this_run`: the network of the run being set up (its
+    `--held-out` bodies), and the flag that makes room."""
     name = flag(error.field)
+    if this_run:
+        return (f"this run's network is built with {name} {error.value}, but "
+                f"{_what_body_needs(error)}. Give {name} {error.needed} or more.")
     return (f"that run's network was built with {name} {error.value}, but "
             f"{_what_body_needs(error)}. Train a run with {name} {error.needed} or more "
             "to act on this body.")

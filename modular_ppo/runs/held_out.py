@@ -29,7 +29,7 @@ def evaluator_with_held_out(
     trained = run.evaluator(config)
     held_out = {}
     for name in run.config.held_out_bodies:
-        body, env, graphdef, rest = network_for_body(run.config, "--held-out", name)
+        body, env, graphdef, rest = network_for_body(run.config, "--held-out", name, this_run=True)
         held_out[body.name] = (body, env, graphdef, rest, make_evaluator(env, graphdef, config))
 
     def evaluate(state: TrainingState, key) -> dict[str, float]:

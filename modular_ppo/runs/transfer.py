@@ -127,13 +127,14 @@ def new_body_statistics(
 
 
 def network_for_body(
-    config: TrainRunConfig, run_name: str, body_name: str
+    config: TrainRunConfig, run_name: str, body_name: str, this_run: bool = False
 ) -> tuple[BodyGraph, ModularEnvProtocol, nnx.GraphDef, nnx.State]:
     """A body the run did not train on, its env (the run's env settings and backend), and
     a network for it with the run's network config: its graphdef and its state without
     parameters (fresh normalizer statistics), for the run's parameters to complete.
 
-    run_name: how to call the run in error messages (its directory or its flag)."""
+    run_name: how to call the run in error messages (its directory or its flag);
+    this_run: the run is being set up (`--held-out`), so the fix is a flag of its own."""
     if config.arch == "separate":
         raise TransferError(
             f"{run_name} is trained with --arch separate, whose weights belong to the modules "
@@ -146,7 +147,8 @@ def network_for_body(
         network = make_network(body, env.obs_sizes, config.network, rngs=nnx.Rngs(config.seed))
     except MaxSizeTooSmall as error:
         raise TransferError(
-            f"{run_name} cannot act on body '{body_name}': {source_cannot_hold(error)}"
+            f"{run_name} cannot act on body '{body_name}': "
+            f"{source_cannot_hold(error, this_run)}"
         ) from None
     graphdef, _, rest = nnx.split(network, nnx.Param, ...)
     return body, env, graphdef, rest

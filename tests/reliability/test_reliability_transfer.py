@@ -324,8 +324,9 @@ def test_a_held_out_body_too_large_is_refused_before_anything_is_written(tiny_bo
                          "--runs-root", runs_root, "--run-name", "held-out-too-large")
     out = plain(out)
     assert code == 2 and "Traceback" not in out, out
-    assert ("--held-out cannot act on body 'ant-modular': that run's network was built with "
-            "--max-modules 4, but body 'ant-modular' has 5 modules") in out, out
+    assert ("--held-out cannot act on body 'ant-modular': this run's network is built with "
+            "--max-modules 4, but body 'ant-modular' has 5 modules. Give --max-modules 5 or "
+            "more.") in out, out
     assert not (runs_root / "tiny" / "held-out-too-large").exists()
 
 
