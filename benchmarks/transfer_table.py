@@ -309,11 +309,26 @@ def _pair_cell(by_statistics: dict[str, list[float]], finals: list[float]) -> st
     return cell if evaluated == len(finals) else f"{cell} ({evaluated} of {len(finals)} seeds)"
 
 
+def _settings(results: Path, family: str) -> list[str]:
+    """The network settings with a shared run folder in `results` for `family`."""
+    return sorted(p.name.removeprefix("family-") for p in (results / family).glob("family-*"))
+
+
+def _seeds(results: Path, family: str) -> list[int]:
+    """The seeds of any run of `family` in `results`."""
+    return sorted({int(p.name.removeprefix("seed"))
+                   for p in (results / family).glob("*/*/*/seed*")})
+
+
+def _final_return(run_dir: Path) -> float:
+    """A finished run's final team return (its eval.json)."""
+    return json.loads((run_dir / "eval.json").read_text())["eval/team_return"]
+
+
 def report(results: Path, write: bool) -> str:
     lines = []
     for family, spec in FAMILIES.items():
-        settings = sorted(p.name.removeprefix("family-")
-                          for p in (results / family).glob("family-*"))
+        settings = _settings(results, family)
         if not settings:
             continue
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
@@ -326,15 +341,14 @@ def report(results: Path, write: bool) -> str:
             for body in spec.held_out:
                 zero_shot, untrained, finetune, finals = [], [], [], []
                 by_statistics = {statistics: [] for statistics in ZERO_SHOT_STATISTICS}
-                for seed in sorted({int(p.name.removeprefix("seed")) for p in
-                                    (results / family).glob("*/*/*/seed*")}):
+                for seed in _seeds(results, family):
                     trained, tuned, specialist = (
                         Job(kind, name, seed, []).run_dir(results, family)
                         for kind, name in ((f"family-{setting}", spec.train),
                                            (f"finetune-{setting}", body), ("specialist", body)))
                     if not all(_finished(d) for d in (trained, specialist)):
                         continue
-                    final = json.loads((specialist / "eval.json").read_text())["eval/team_return"]
+                    final = _final_return(specialist)
                     key = f"eval/team_return/{body}"
                     zero_shot.append(json.loads((trained / "eval.json").read_text())[key] / final)
                     untrained.append(_first_evaluation(trained, key) / final
@@ -377,10 +391,7 @@ def seeds_report(results: Path, statistics: str) -> str:
     length)"."""
     lines = []
     for family, spec in FAMILIES.items():
-        settings = sorted(p.name.removeprefix("family-")
-                          for p in (results / family).glob("family-*"))
-        seeds = sorted({int(p.name.removeprefix("seed")) for p in
-                        (results / family).glob("*/*/*/seed*")})
+        settings, seeds = _settings(results, family), _seeds(results, family)
         if not settings:
             continue
         lines += [f"\n#### {family}: zero-shot by `eval --new-body-statistics {statistics}`\n",
@@ -389,8 +400,7 @@ def seeds_report(results: Path, statistics: str) -> str:
         for body in spec.held_out:
             specialists = [Job("specialist", body, seed, []).run_dir(results, family)
                            for seed in seeds]
-            finals = [json.loads((d / "eval.json").read_text())["eval/team_return"]
-                      if _finished(d) else None for d in specialists]
+            finals = [_final_return(d) if _finished(d) else None for d in specialists]
             lines.append(f"| specialist | {body} | " + " | ".join(
                 "not run" if final is None else f"{final:,.0f}" for final in finals) + " |")
             for setting in settings:
