@@ -320,15 +320,16 @@ def _seeds(results: Path, family: str) -> list[int]:
                    for p in (results / family).glob("*/*/*/seed*")})
 
 
-def _final_return(run_dir: Path) -> float:
-    """A finished run's final team return (its eval.json)."""
-    return json.loads((run_dir / "eval.json").read_text())["eval/team_return"]
+def _final_return(run_dir: Path, key: str = "eval/team_return") -> float:
+    """A finished run's final team return (its eval.json), of the body `key` names for a
+    run on several bodies."""
+    return json.loads((run_dir / "eval.json").read_text())[key]
 
 
 def report(results: Path, write: bool) -> str:
     lines = []
     for family, spec in FAMILIES.items():
-        settings = _settings(results, family)
+        settings, seeds = _settings(results, family), _seeds(results, family)
         if not settings:
             continue
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
@@ -341,7 +342,7 @@ def report(results: Path, write: bool) -> str:
             for body in spec.held_out:
                 zero_shot, untrained, finetune, finals = [], [], [], []
                 by_statistics = {statistics: [] for statistics in ZERO_SHOT_STATISTICS}
-                for seed in _seeds(results, family):
+                for seed in seeds:
                     trained, tuned, specialist = (
                         Job(kind, name, seed, []).run_dir(results, family)
                         for kind, name in ((f"family-{setting}", spec.train),
@@ -350,7 +351,7 @@ def report(results: Path, write: bool) -> str:
                         continue
                     final = _final_return(specialist)
                     key = f"eval/team_return/{body}"
-                    zero_shot.append(json.loads((trained / "eval.json").read_text())[key] / final)
+                    zero_shot.append(_final_return(trained, key) / final)
                     untrained.append(_first_evaluation(trained, key) / final
                                      if _metrics_kept(trained) else None)
                     finals.append(final)
