@@ -326,6 +326,15 @@ def _final_return(run_dir: Path, key: str = "eval/team_return") -> float:
     return json.loads((run_dir / "eval.json").read_text())[key]
 
 
+def _share_of_steps_to_reach(tuned: Path, final: float) -> float | None:
+    """The env steps of the finished run `tuned` at its first evaluation whose team return
+    reaches `final`, as a share of its total steps; None if none does."""
+    total = json.loads((tuned / "config.json").read_text())["config"]["ppo"]["total_steps"]
+    reached = [row["step"] for row in _evaluations(tuned)
+               if row.get("eval/team_return", float("-inf")) >= final]
+    return reached[0] / total if reached else None
+
+
 def report(results: Path, write: bool) -> str:
     lines = []
     for family, spec in FAMILIES.items():
@@ -360,13 +369,8 @@ def report(results: Path, write: bool) -> str:
                     if all(path.exists() for path in evaluated):
                         for x, path in zip(ZERO_SHOT_STATISTICS, evaluated, strict=True):
                             by_statistics[x].append(_zero_shot_return(path) / final)
-                    if not _finished(tuned):
-                        continue
-                    total = json.loads((tuned / "config.json").read_text())["config"]["ppo"][
-                        "total_steps"]
-                    reached = [row["step"] for row in _evaluations(tuned)
-                               if row.get("eval/team_return", float("-inf")) >= final]
-                    finetune.append(reached[0] / total if reached else None)
+                    if _finished(tuned):
+                        finetune.append(_share_of_steps_to_reach(tuned, final))
                 if finals:
                     tuned_cell = _summary(finetune, False) if finetune else "none finished"
                     if finetune and len(finetune) < len(finals):
@@ -389,7 +393,7 @@ def seeds_report(results: Path, statistics: str) -> str:
     """Per seed, each held-out body's specialist's final return and each setting's zero-shot
     return by `cli.py eval --new-body-statistics <statistics>` on the shared run's final
     checkpoint: "return (share of the same seed's specialist; forward velocity, episode
-    length)"."""
+    length)"; then each setting's fine-tuning (`_fine_tuning_by_seed`)."""
     lines = []
     for family, spec in FAMILIES.items():
         settings, seeds = _settings(results, family), _seeds(results, family)
@@ -422,8 +426,34 @@ def seeds_report(results: Path, statistics: str) -> str:
                                  f"{episode['episode/forward_velocity']:.2f} m/s, "
                                  f"{episode['episode/length']:.0f} steps)")
                 lines.append(f"| {setting} | {body} | " + " | ".join(cells) + " |")
+        lines += _fine_tuning_by_seed(results, family, settings, seeds)
     return (f"`python benchmarks/transfer_table.py seeds --results {shown(results)} "
             f"--statistics {statistics}`\n" + "\n".join(lines) + "\n")
+
+
+def _fine_tuning_by_seed(results: Path, family: str, settings: list[str],
+                        seeds: list[int]) -> list[str]:
+    """The seeds table's rows of fine-tuning: per setting, held-out body and seed, the share
+    of N at which the fine-tuned run first reaches the same seed's specialist's final return,
+    and the fine-tuned run's final return."""
+    lines = [f"\n#### {family}: fine-tuning from the shared run, steps to the specialist's "
+             "final return / N (the fine-tuned run's final return)\n",
+             "| setting | held-out body | " + " | ".join(f"seed {s}" for s in seeds) + " |",
+             "|---|---|" + "---|" * len(seeds)]
+    for setting in settings:
+        for body in FAMILIES[family].held_out:
+            cells = []
+            for seed in seeds:
+                tuned = Job(f"finetune-{setting}", body, seed, []).run_dir(results, family)
+                specialist = Job("specialist", body, seed, []).run_dir(results, family)
+                if not (_finished(tuned) and _finished(specialist)):
+                    cells.append("not run")
+                    continue
+                share = _share_of_steps_to_reach(tuned, _final_return(specialist))
+                reached = "not within N" if share is None else f"{share:.2f}"
+                cells.append(f"{reached} ({_final_return(tuned):,.0f} at N)")
+            lines.append(f"| {setting} | {body} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def with_report(document: str, text: str, results: Path) -> str:

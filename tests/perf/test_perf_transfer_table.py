@@ -222,6 +222,14 @@ def test_the_seeds_table_gives_each_seeds_eval_figures_against_its_specialist(tm
     path.write_text(json.dumps({"results": {"centipede-8": {"deterministic": {
         "episode/team_return": 1250.0, "episode/forward_velocity": 2.345,
         "episode/length": 812.0}}}}))
+    # Seed 0's fine-tuned run never reaches its specialist's 1,000; seed 1's reaches 500 at
+    # a quarter of its steps.
+    for seed, rows in ((0, [(500, {"eval/team_return": 900.0}),
+                            (1000, {"eval/team_return": 800.0})]),
+                       (1, [(250, {"eval/team_return": 500.0}),
+                            (1000, {"eval/team_return": 600.0})])):
+        _run_dir(family / "finetune-graph-none" / "centipede-8" / "centipede-8" / f"seed{seed}",
+                 1000, rows)
 
     text = transfer_table.seeds_report(tmp_path, "trained-bodies")
     assert "| specialist | centipede-8 | 1,000 | 500 |" in text
@@ -230,3 +238,6 @@ def test_the_seeds_table_gives_each_seeds_eval_figures_against_its_specialist(tm
             "812 steps) |") in text
     assert "| specialist | centipede-10 | not run | not run |" in text
     assert "| graph-none | centipede-10 | no `eval` record | no `eval` record |" in text
+    assert ("| graph-none | centipede-8 | not within N (800 at N) | 0.25 (600 at N) |"
+            in text)
+    assert "| graph-none | centipede-10 | not run | not run |" in text
