@@ -14,7 +14,8 @@ first output line (imports and start-up), from its first metrics row `time/compi
 building the run to the end of the first training call) and `time/eval_s` (the first
 evaluation, whose results the progress shows that much later), and the cache folder's
 entries after it (compiled programs, and exported training steps in its `exported/`).
-Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table.
+Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table;
+`--report FILE...` prints the tables of results files written earlier.
 The target (issue 15): the second run's first progress line within 10 s.
 """
 
@@ -78,8 +79,24 @@ def markdown(results: dict) -> str:
                              f"(target <= {TARGET_S:.0f} s): {verdict}."])
 
 
+def report(paths: list[Path]) -> str:
+    """Each results file's table under a line naming its command, date, machine and load."""
+    parts = []
+    for path in paths:
+        results = json.loads(path.read_text())
+        facts = results["facts"]
+        load = facts.get("load_average")
+        parts.append(f"`{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}`: "
+                     f"`{results['command']}`, {facts['date']}, {facts['cpu']}, "
+                     f"{facts['cores']} core(s), git {facts['git']}"
+                     + (f", load {load[0]:.1f}" if load else "") + "\n\n" + markdown(results))
+    return "\n\n".join(parts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--report", type=Path, nargs="+",
+                        help="print the tables of these results files instead of running")
     parser.add_argument("--pairs", type=int, default=2, help="first + second run pairs")
     parser.add_argument("--out", type=Path,
                         default=ROOT / "benchmarks/results/compile_cache/results.json")
@@ -87,6 +104,9 @@ def main() -> int:
     parser.add_argument("flags", nargs="*", default=["--body", "ant-modular"],
                         help="train flags (after --); default: --body ant-modular")
     args = parser.parse_args()
+    if args.report:
+        print(report([path.resolve() for path in args.report]))
+        return 0
     results = {"command": "python benchmarks/compile_cache.py " + " ".join(sys.argv[1:]),
                "train_flags": args.flags, "facts": environment_facts(), "pairs": []}
     for _ in range(args.pairs):

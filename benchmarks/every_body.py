@@ -8,9 +8,10 @@
 `run` trains each (body, seed) with `cli.py train --body BODY --seed SEED` (nothing else
 changed: the body's own task and PPO preset), one process per core given (`taskset`),
 each until --total-steps or --minutes, evaluating every 250k steps (32 episodes), and
-keeps the run directories under benchmarks/results/every_body/<body>/seed<k> (config.json,
-metrics.jsonl gzipped, eval.json and the log; checkpoints are dropped), the load average sampled
-every 30 s beside them. `report` reads every run directory there: a
+keeps under benchmarks/results/every_body/<body>/seed<k> each run's summary.json
+(benchmarks/records.py; its raw files stay out of git, checkpoints are dropped), the load
+average sampled every 30 s beside them. `report` reads every run there (summary, or the raw
+files of a run in progress): a
 column is filled only where every seed reached it (steps or wall time), with the mean and
 the spread (min-max) over seeds, the number of seeds, the load seen during the runs, and
 the published anchors (same task definitions: Gymnasium MuJoCo v4/v5 rewards).
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import gzip
 import json
 import os
 import platform
@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from pinned_runs import run_pinned  # beside this script
+from records import has_record, load_record, load_summary, write_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "every_body"
@@ -74,38 +75,27 @@ def _start(body: str, seed: int, total_steps: int, minutes: float, core: int,
     ]
     # The run dir is <runs_root>/<body>/<run_name>; a file path body gets its stem.
     log = open(out / f"{name}.log", "w")
+    log.write(" ".join(command) + "\n")  # the run's summary takes its command from here
+    log.flush()
     print(" ".join(command), flush=True)
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
 def keep_records_only(run_dir: Path) -> None:
-    """A finished benchmark run keeps config.json, metrics.jsonl (gzipped) and eval.json
-    (what the report reads); its checkpoints and TensorBoard events go."""
+    """A finished benchmark run writes its summary.json (benchmarks/records.py: what the
+    reports read, kept in the repository); its checkpoints and TensorBoard events go, its raw
+    files stay on disk (.gitignore keeps them out)."""
+    write_summary(run_dir)
     for name in ("checkpoints", "tensorboard"):
         shutil.rmtree(run_dir / name, ignore_errors=True)
-    metrics = run_dir / "metrics.jsonl"
-    if metrics.exists():
-        (run_dir / "metrics.jsonl.gz").write_bytes(gzip.compress(metrics.read_bytes(), 9))
-        metrics.unlink()
 
 
 def _curve(run_dir: Path) -> tuple[list[dict], dict]:
     """The run's evaluation rows, and its last row (how far it got)."""
-    rows = [r for r in metrics_rows(run_dir) if "time/elapsed_s" in r]
-    return [r for r in rows if "eval/team_return" in r], (rows[-1] if rows else {})
-
-
-def metrics_rows(run_dir: Path) -> list[dict]:
-    """The run's metrics.jsonl rows."""
-    return [json.loads(line) for line in metrics_text(run_dir).splitlines() if line.strip()]
-
-
-def metrics_text(run_dir: Path) -> str:
-    """metrics.jsonl, or metrics.jsonl.gz as committed runs keep it."""
-    plain = run_dir / "metrics.jsonl"
-    if plain.exists():
-        return plain.read_text()
-    return gzip.decompress((run_dir / "metrics.jsonl.gz").read_bytes()).decode()
+    record = load_record(run_dir)
+    evaluations = [r for r in record.eval_rows
+                   if "time/elapsed_s" in r and "eval/team_return" in r]
+    return evaluations, record.last_row
 
 
 def _at(curve: tuple[list[dict], dict], key: str, limit: float) -> dict | None:
@@ -155,16 +145,34 @@ def _brax_cell(results: Path, body: str) -> str:
 
 
 def report(write: bool, results: Path) -> str:
+    """The table of every body in `results` (appended to BENCHMARKS.md if `write`)."""
+    bodies = [(p, results) for p in sorted(results.iterdir()) if p.is_dir()]
+    text = (f"\n### Every bundled body: run of {dt.date.today()} ({host_and_load(results)})"
+            f"\n\n`python benchmarks/every_body.py report --results {shown(results)}` "
+            "(runs: `python benchmarks/every_body.py run ...`, one core per run). "
+            + CELLS_NOTE + "\n\n" + table(bodies) + "\n")
+    if write:
+        append_to_benchmarks(text)
+    return text
+
+
+CELLS_NOTE = ("Cells: eval team return, mean over seeds (min-max), mean forward velocity and "
+              "episode length; '-' where not every seed got there. Brax: eval return of "
+              "`benchmarks/brax_ppo.py --task TASK` run at the same time on the other core "
+              "(its published settings for Brax's env of that name on the same MJCF), where "
+              "a brax_TASK.json is in the results folder.")
+
+
+def table(bodies: list[tuple[Path, Path]]) -> str:
+    """One row per (body folder, its results folder) with runs."""
     columns = [f"{s // 1_000_000}M steps" for s in STEP_MARKS] + [f"{m} min" for m in MINUTE_MARKS]
     lines = [
         "| body | seeds | " + " | ".join(columns)
         + " | published PPO at 1M | Brax PPO beside it, 10 / 20 min |",
         "|" + "---|" * (len(columns) + 4),
     ]
-    for body_dir in sorted(p for p in results.iterdir() if p.is_dir()):
-        curves = [_curve(d) for d in sorted(body_dir.iterdir())
-                  if d.is_dir() and any((d / f).exists()
-                                        for f in ("metrics.jsonl", "metrics.jsonl.gz"))]
+    for body_dir, results in bodies:
+        curves = [_curve(d) for d in sorted(body_dir.iterdir()) if d.is_dir() and has_record(d)]
         curves = [c for c in curves if c[0]]
         if not curves:
             continue
@@ -173,29 +181,28 @@ def report(write: bool, results: Path) -> str:
         lines.append(f"| {body_dir.name} | {len(curves)} | " + " | ".join(cells)
                      + f" | {PUBLISHED_1M.get(body_dir.name, '')} "
                      f"| {_brax_cell(results, body_dir.name)} |")
-    table = "\n".join(lines)
-    text = (f"\n### Every bundled body: run of {dt.date.today()} ({host_and_load(results)})"
-            f"\n\n`python benchmarks/every_body.py report --results {shown(results)}` "
-            "(runs: `python benchmarks/every_body.py run ...`, one core per run). Cells: "
-            "eval team return, mean over seeds (min-max), mean forward velocity and episode "
-            "length; '-' where not every seed got there. Brax: eval return of "
-            "`benchmarks/brax_ppo.py --task TASK` run at the same time on the other core "
-            "(its published settings for Brax's env of that name on the same MJCF), where "
-            "a brax_TASK.json is in the results folder.\n\n" + table + "\n")
-    if write:
-        append_to_benchmarks(text)
-    return text
+    return "\n".join(lines)
+
+
+def rows_report(rows: list[str], root: Path) -> str:
+    """The table of the bodies named as BODY:FOLDER (a results folder under `root`, e.g. the
+    folder whose runs used the body's current preset), one row each, and each folder's load."""
+    pairs = [(root / folder / body, root / folder)
+             for body, folder in (row.split(":", 1) for row in rows)]
+    loads = {folder.name: host_and_load(folder) for _, folder in pairs}
+    command = "python benchmarks/every_body.py report --rows " + " ".join(rows)
+    return (f"`{command}` ({dt.date.today()}; "
+            + "; ".join(f"{name}: {load}" for name, load in loads.items()) + "). "
+            + CELLS_NOTE + "\n\n" + table(pairs) + "\n")
 
 
 def host_and_load(results: Path) -> str:
     """"<cpu>, <n> cores; load average during the runs A-B" (from <results>/load.jsonl,
     which `run` samples), for a report's heading."""
-    load_file = results / "load.jsonl"
-    loads = ([json.loads(line)["load1"] for line in load_file.read_text().splitlines()]
-             if load_file.exists() else [])
+    load = load_summary(results)
     host = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-    return host + (f"; load average during the runs {min(loads):.1f}-{max(loads):.1f}"
-                   if loads else "")
+    return host + (f"; load average during the runs {load['min']:.1f}-{load['max']:.1f}"
+                   if load else "")
 
 
 def shown(results: Path) -> Path:
@@ -220,6 +227,9 @@ def main() -> None:
     run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
     run_parser.add_argument("extra", nargs="*", help="more cli.py train flags, after --")
     report_parser = sub.add_parser("report")
+    report_parser.add_argument("--rows", nargs="+", metavar="BODY:FOLDER",
+                               help="one row per body from that folder of benchmarks/results "
+                                    "(instead of every body of --results)")
     report_parser.add_argument("--write", action="store_true",
                                help="also append the table to BENCHMARKS.md")
     for sub_parser in (run_parser, report_parser):
@@ -230,6 +240,8 @@ def main() -> None:
     if args.command == "run":
         run(args.bodies, args.seeds, args.total_steps, args.minutes, args.cores, args.extra,
             results)
+    elif args.rows:
+        print(rows_report(args.rows, ROOT / "benchmarks" / "results"))
     else:
         print(report(args.write, results))
 

@@ -1,9 +1,9 @@
 """Learning curves of modular_ppo runs (and Brax PPO), by wall time and by env steps.
 
-Reads each run's metrics.jsonl (eval rows: eval/team_return, eval/forward_velocity,
+Reads each run's summary.json, or the raw files of a run in progress (eval rows: eval/team_return, eval/forward_velocity,
 eval/length, time/elapsed_s, compile included) and, optionally, the JSON written by
 benchmarks/brax_ppo.py. Prints a table of eval return, forward velocity and episode length
-at fixed wall-clock minutes, appends it to BENCHMARKS.md, and draws every curve against
+at fixed wall-clock minutes (--out: also appended to that file), and draws every curve against
 wall time and against env steps in one PNG.
 
     python benchmarks/learning_curves.py --run runs/ant-modular/<run> \
@@ -20,12 +20,13 @@ import os
 import platform
 from pathlib import Path
 
+from records import load_record  # beside this script
+
 Curve = list[dict[str, float]]
 
 
 def our_curve(run_dir: Path) -> Curve:
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()
-            if line.strip()]
+    rows = load_record(run_dir).eval_rows
     return [
         {"steps": r["step"], "wall_s": r["time/elapsed_s"], "eval_return": r["eval/team_return"],
          "eval_forward_velocity": r.get("eval/forward_velocity", float("nan")),
@@ -52,7 +53,7 @@ def _fmt(row: dict[str, float] | None) -> str:
 
 
 def _label(run_dir: Path) -> str:
-    config = json.loads((run_dir / "config.json").read_text())["config"]
+    config = load_record(run_dir).config["config"]
     ppo = config["ppo"]
     return (f"{run_dir.name}: {config['body']} {config['network']['arch']} "
             f"({config.get('backend', 'mjx')}, {ppo['n_envs']} envs x {ppo['rollout_length']})")
@@ -93,7 +94,7 @@ def main() -> None:
     parser.add_argument("--title", default="Learning curves")
     parser.add_argument("--note", default="", help="load conditions and anything unusual")
     parser.add_argument("--png", type=Path, help="also draw the curves to this PNG")
-    parser.add_argument("--out", type=Path, default=Path("BENCHMARKS.md"))
+    parser.add_argument("--out", type=Path, help="also append the table to this file")
     args = parser.parse_args()
 
     curves = {_label(run): our_curve(run) for run in args.run}
@@ -121,8 +122,9 @@ def main() -> None:
         lines += ["", f"Curves against wall time and env steps: `{plot(curves, args.png)}`."]
     text = "\n".join(lines) + "\n"
     print(text)
-    with open(args.out, "a") as f:
-        f.write("\n" + text)
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write("\n" + text)
 
 
 if __name__ == "__main__":

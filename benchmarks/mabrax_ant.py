@@ -5,6 +5,7 @@ point 4).
     python benchmarks/mabrax_ant.py                      # 10M steps each, marks at 5M and 10M
     python benchmarks/mabrax_ant.py --methods ippo       # one method; the others' rows kept
     python benchmarks/mabrax_ant.py --steps 60000 --marks 30000 60000 --out /tmp/tiny.json
+    python benchmarks/mabrax_ant.py --report             # the table of the rows in --out
 
 - ours: `cli.py train --body ant-modular --partition 4x2` with its defaults (per-module
   GAE summed into one team advantage, the default backend), `--ppo.total-steps STEPS`; the
@@ -95,7 +96,12 @@ def main() -> None:
     parser.add_argument("--ippo-envs", type=int, default=IPPOConfig.n_envs)
     parser.add_argument("--ippo-rollout", type=int, default=IPPOConfig.n_steps)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax_ant.json")
+    parser.add_argument("--report", action="store_true",
+                        help="print the table of the rows in --out instead of running")
     args = parser.parse_args()
+    if args.report:
+        print(table(json.loads(args.out.read_text())))
+        return
     ippo_config = IPPOConfig(n_envs=args.ippo_envs, n_steps=args.ippo_rollout)
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed
@@ -122,15 +128,22 @@ def main() -> None:
             "seed": args.seed, "jax_backend": jax.default_backend(),
             "results": results,
         }, indent=2))
-    header = " | ".join(f"return at {m:,} steps" for m in args.marks)
-    print(f"MABrax ant_4x2, seed {args.seed}")
-    print(f"| method | {header} | wall time | CPU, date, 1-min load at the end |")
-    print("|" + " --- |" * (len(args.marks) + 3))
-    for name, result in results.items():
-        cells = " | ".join(f"{result['returns'][str(m)]:,.0f}" for m in args.marks)
-        print(f"| {name} | {cells} | {result['wall_s'] / 60:.1f} min | {result['cpu']}, "
-              f"{result['date']}, {result['load_1min']:.1f} |")
+    print(table(json.loads(args.out.read_text())))
     print(f"wrote {args.out}")
+
+
+def table(record: dict) -> str:
+    """The Markdown table of every method's row in a results file (`--out`)."""
+    marks = record["marks"]
+    header = " | ".join(f"return at {m:,} steps" for m in marks)
+    lines = [f"MABrax ant_4x2, seed {record['seed']}",
+             f"| method | {header} | wall time | CPU, date, 1-min load at the end |",
+             "|" + " --- |" * (len(marks) + 3)]
+    for name, result in record["results"].items():
+        cells = " | ".join(f"{result['returns'][str(m)]:,.0f}" for m in marks)
+        lines.append(f"| {name} | {cells} | {result['wall_s'] / 60:.1f} min | {result['cpu']}, "
+                     f"{result['date']}, {result['load_1min']:.1f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

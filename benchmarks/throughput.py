@@ -1,14 +1,16 @@
 """Throughput benchmark: raw env stepping, our training and Brax PPO, back to back, one run.
 
-    python benchmarks/throughput.py                      # every case, appends to BENCHMARKS.md
+    python benchmarks/throughput.py --record benchmarks/results/throughput/cpu.json  # every case
+    python benchmarks/throughput.py --report benchmarks/results/throughput/cpu.json  # its table
     python benchmarks/throughput.py --cases env-step/cpu/2048 train/cpu/brax
     python benchmarks/throughput.py --case train/cpu/brax   # one case, prints its JSON
 
 Each case (see cases.py) runs in a fresh process, so compile caches do not carry over and
-the peak RSS is the case's own. The run appends a section to BENCHMARKS.md with the
+the peak RSS is the case's own. The run makes a section with the
 command, hardware, versions, date, the machine's load average around each case (other
 processes compete for the same cores) and the ratios the performance targets are stated
-in. Brax needs the `bench` extra.
+in: printed, written to --record (JSON, what --report reads back) and, with --out, appended
+to that file. Brax needs the `bench` extra.
 """
 
 from __future__ import annotations
@@ -87,11 +89,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", help="run this one case and print its figures (JSON)")
     parser.add_argument("--cases", nargs="+", default=list(DEFAULT_CASES))
-    parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    parser.add_argument("--out", type=Path, help="also append the section to this file")
+    parser.add_argument("--record", type=Path,
+                        help="write the figures (command, machine, every case) to this JSON")
+    parser.add_argument("--report", type=Path, nargs="+",
+                        help="print the table of these records (a --record JSON, or files of "
+                             "RESULT lines as --case prints them) instead of running")
     parser.add_argument("--timeout-s", type=float, default=1800.0, help="per case")
     args = parser.parse_args()
     if args.case:
         run_child(args.case)
+        return
+    if args.report:
+        print(report(args.report))
         return
 
     from report import environment_facts, markdown_section
@@ -105,9 +115,51 @@ def main() -> None:
         print(json.dumps(results[-1]), flush=True)
     section = markdown_section(command.strip(), facts, results)
     print(section)
-    with args.out.open("a") as out:
-        out.write("\n" + section)
-    print(f"appended to {args.out}")
+    if args.record:
+        args.record.parent.mkdir(parents=True, exist_ok=True)
+        args.record.write_text(json.dumps({"command": command.strip(), "facts": facts,
+                                           "results": results}, indent=1) + "\n")
+    if args.out:
+        with args.out.open("a") as out:
+            out.write("\n" + section)
+        print(f"appended to {args.out}")
+
+
+def report(paths: list[Path]) -> str:
+    """A --record JSON's section, or for files of RESULT lines one row per line: the
+    training rate against the simulator alone on the same steps (the limit)."""
+    from report import markdown_section
+
+    parts, rows = [], []
+    for path in paths:
+        text = path.read_text()
+        if not text.startswith(RESULT_PREFIX) and not text.startswith("=="):
+            record = json.loads(text)
+            parts.append(markdown_section(record["command"], record["facts"],
+                                          record["results"]))
+            continue
+        label = ""
+        for line in text.splitlines():
+            if line.startswith("=="):  # a round's heading, e.g. "== base round 1 03:52 load 2.3"
+                label = " " + line.strip("= ")
+            if line.startswith(RESULT_PREFIX):
+                r = json.loads(line.removeprefix(RESULT_PREFIX))
+                rows.append(f"| {_shown(path)}{label} | {r['n_envs']} x {r['rollout_length']} "
+                            f"| {r['steps_per_s']:,.0f} ({r['steps_per_cpu_s']:,.0f}) "
+                            f"| {r['raw_steps_per_s']:,.0f} ({r['raw_steps_per_cpu_s']:,.0f}) "
+                            f"| {r['steps_per_cpu_s'] / r['raw_steps_per_cpu_s']:.2f} "
+                            f"| {r['compile_s']:.1f} |")
+    if rows:
+        parts.append("\n".join(["| record | envs x steps | training env-steps/s (per CPU-s) "
+                                "| simulator alone, same steps (per CPU-s) | training / "
+                                "simulator, per CPU-s | compile s |",
+                                "|---|---|---:|---:|---:|---:|", *rows]))
+    return "\n\n".join(parts)
+
+
+def _shown(path: Path) -> str:
+    path = path.resolve()
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
 if __name__ == "__main__":

@@ -29,11 +29,13 @@ Every run also gets the family's own flags (FAMILIES) and `--eval.n-envs 16 --no
 
 `run` starts each run pinned to one of --cores (`taskset`) as soon as a core is free and
 the shared run it fine-tunes from has finished; a run whose directory already holds its
-final evaluation (eval.json) is skipped, so the table fills over several sessions. Run
+final evaluation (in its summary.json or eval.json) is skipped, so the table fills over
+several sessions. Run
 directories go under benchmarks/results/transfer/<family>/<kind>/<body>/seed<S> (kind:
 family-<setting>, finetune-<setting> or specialist; setting: <arch>-<morphology>, with
-"-noindex" for --identity none) with config.json, metrics.jsonl (gzipped), eval.json and
-the log; checkpoints are dropped, a shared run's once every fine-tuned run and zero-shot
+"-noindex" for --identity none); a finished run writes its summary.json there
+(benchmarks/records.py, what the reports read; the raw files stay out of git) and its
+checkpoints are dropped, a shared run's once every fine-tuned run and zero-shot
 evaluation of it in the grid has finished (runs left out by `--skip` included, so that a later
 `run` without `--skip` can start them from its checkpoint).
 The zero-shot evaluations write <family>/zeroshot-<setting>/<H>/seed<S>-<X>.json. The
@@ -66,13 +68,9 @@ import sys
 from pathlib import Path
 from typing import get_args
 
-from every_body import (  # beside this script
-    host_and_load,
-    keep_records_only,
-    metrics_rows,
-    shown,
-)
+from every_body import host_and_load, keep_records_only, shown  # beside this script
 from pinned_runs import run_pinned
+from records import RunRecord, is_finished, load_record
 
 from modular_ppo.networks.config import Architecture, ModuleIdentity, Morphology
 from modular_ppo.runs.config import OptimizerSource, StatisticsSource
@@ -82,7 +80,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "transfer"
 ZERO_SHOT_STATISTICS: tuple[str, ...] = get_args(StatisticsSource)
 """`cli.py eval --new-body-statistics` of the zero-shot evaluations, in the report's order."""
 ZERO_SHOT_EPISODES = 16
-TABLES_SECTION = "## Transfer within a family: the tables now (issue 16)"
+TABLES_SECTION = "## Transfer within a family"
 """BENCHMARKS.md's section that `report --write` keeps each results folder's report in."""
 
 
@@ -235,6 +233,8 @@ def _cli(core: int, args: list[str], log_path: Path) -> subprocess.Popen:
     command = ["taskset", "-c", str(core), sys.executable, str(ROOT / "cli.py"), *args]
     print(" ".join(command), flush=True)
     with open(log_path, "w") as log:  # the child keeps its own copy of the handle
+        log.write(" ".join(command) + "\n")  # a run's summary takes its command from here
+        log.flush()
         return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
@@ -244,7 +244,7 @@ def _has_checkpoint(run_dir: Path) -> bool:
 
 def _drop_shared_checkpoints(grid: list[Job], busy: list[Job], family: str,
                              results: Path) -> None:
-    """A finished shared run keeps config.json, metrics and eval.json only, once every run
+    """A finished shared run writes its summary and drops its checkpoints, once every run
     of the grid that starts from its checkpoint has finished."""
     for job in grid:
         if (job.kind.startswith("family") and job.finished(results, family)
@@ -252,25 +252,21 @@ def _drop_shared_checkpoints(grid: list[Job], busy: list[Job], family: str,
                                                     and other.finished(results, family))
                         for other in grid)):
             run_dir = job.run_dir(results, family)
-            if (run_dir / "checkpoints").exists() or (run_dir / "metrics.jsonl").exists():
+            if (run_dir / "checkpoints").exists() or not (run_dir / "summary.json").exists():
                 keep_records_only(run_dir)
 
 
 def _finished(run_dir: Path | None) -> bool:
-    return run_dir is not None and (run_dir / "eval.json").exists()
+    return is_finished(run_dir)
 
 
-def _evaluations(run_dir: Path) -> list[dict]:
-    return [row for row in metrics_rows(run_dir)
+def _evaluations(record: RunRecord) -> list[dict]:
+    return [row for row in record.eval_rows
             if any(key.startswith("eval/team_return") for key in row)]
 
 
-def _metrics_kept(run_dir: Path) -> bool:
-    return any((run_dir / name).exists() for name in ("metrics.jsonl", "metrics.jsonl.gz"))
-
-
-def _first_evaluation(run_dir: Path, key: str) -> float:
-    return next(row[key] for row in _evaluations(run_dir) if key in row)
+def _first_evaluation(record: RunRecord, key: str) -> float:
+    return next(row[key] for row in _evaluations(record) if key in row)
 
 
 def _summary(values: list[float | None], percent: bool) -> str:
@@ -286,7 +282,7 @@ def _summary(values: list[float | None], percent: bool) -> str:
 
 def _untrained_cell(values: list[float | None]) -> str:
     """The first evaluation's share over the seeds whose metrics were kept (one family run,
-    attention-none seed 0, was committed without its metrics.jsonl.gz)."""
+    attention-none seed 0, was committed without its metrics)."""
     kept = [v for v in values if v is not None]
     if not kept:
         return "not recorded"
@@ -321,16 +317,17 @@ def _seeds(results: Path, family: str) -> list[int]:
 
 
 def _final_return(run_dir: Path, key: str = "eval/team_return") -> float:
-    """A finished run's final team return (its eval.json), of the body `key` names for a
-    run on several bodies."""
-    return json.loads((run_dir / "eval.json").read_text())[key]
+    """A finished run's final team return (its final evaluation, eval.json), of the body
+    `key` names for a run on several bodies."""
+    return load_record(run_dir).final_eval[key]
 
 
 def _share_of_steps_to_reach(tuned: Path, final: float) -> float | None:
     """The env steps of the finished run `tuned` at its first evaluation whose team return
     reaches `final`, as a share of its total steps; None if none does."""
-    total = json.loads((tuned / "config.json").read_text())["config"]["ppo"]["total_steps"]
-    reached = [row["step"] for row in _evaluations(tuned)
+    record = load_record(tuned)
+    total = record.config["config"]["ppo"]["total_steps"]
+    reached = [row["step"] for row in _evaluations(record)
                if row.get("eval/team_return", float("-inf")) >= final]
     return reached[0] / total if reached else None
 
@@ -361,8 +358,9 @@ def report(results: Path, write: bool) -> str:
                     final = _final_return(specialist)
                     key = f"eval/team_return/{body}"
                     zero_shot.append(_final_return(trained, key) / final)
-                    untrained.append(_first_evaluation(trained, key) / final
-                                     if _metrics_kept(trained) else None)
+                    trained_record = load_record(trained)
+                    untrained.append(_first_evaluation(trained_record, key) / final
+                                     if trained_record.has_rows else None)
                     finals.append(final)
                     evaluated = [Job(f"zeroshot-{setting}", body, seed, [], statistics=x)
                                  .output(results, family) for x in ZERO_SHOT_STATISTICS]

@@ -9,6 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import records  # noqa: E402
 import transfer_table  # noqa: E402
 
 
@@ -170,7 +171,9 @@ def test_a_shared_run_keeps_its_checkpoints_until_every_run_from_it_in_the_grid_
     assert (run_dir / "checkpoints" / "800000").is_dir()  # one still counted as running
     transfer_table._drop_shared_checkpoints(grid, [], "centipede", tmp_path)
     assert not (run_dir / "checkpoints").exists()
-    assert (run_dir / "metrics.jsonl.gz").exists() and (run_dir / "eval.json").exists()
+    assert records.load_record(run_dir).final_eval == {
+        "step": 800_000, "time/elapsed_s": 800_000.0, "eval/team_return/centipede-8": 1.0}
+    assert (run_dir / "summary.json").exists()
 
 
 def test_a_run_from_a_shared_run_without_checkpoints_is_dropped_with_a_message(
@@ -208,6 +211,25 @@ def test_a_written_report_replaces_the_same_folders_report_in_the_tables_section
     assert again.endswith("## Later\n\nmore\n")
     assert again.count("<!-- report --results results/a -->") == 1
     assert transfer_table.with_report(again, "\n### report A2\n", Path("results/a")) == again
+
+
+def _summarize_and_drop_raw(results: Path) -> None:
+    """Every run dir under `results` as its summary.json alone, as committed records are."""
+    for run_dir in records.run_dirs(results):
+        records.write_summary(run_dir)
+        for name in ("config.json", "metrics.jsonl", "eval.json"):
+            (run_dir / name).unlink()
+
+
+def test_the_reports_on_summaries_equal_the_reports_on_the_raw_runs(tmp_path):
+    test_the_report_divides_by_the_specialists_final_return(tmp_path / "a")
+    test_the_seeds_table_gives_each_seeds_eval_figures_against_its_specialist(tmp_path / "b")
+    before = [transfer_table.report(tmp_path / "a", write=False),
+              transfer_table.seeds_report(tmp_path / "b", "trained-bodies")]
+    _summarize_and_drop_raw(tmp_path)
+    assert not list(tmp_path.rglob("metrics.jsonl"))
+    assert [transfer_table.report(tmp_path / "a", write=False),
+            transfer_table.seeds_report(tmp_path / "b", "trained-bodies")] == before
 
 
 def test_the_seeds_table_gives_each_seeds_eval_figures_against_its_specialist(tmp_path):

@@ -48,7 +48,8 @@ def test_nested_network_fields_have_prefixed_flags():
 
 
 def test_a_stored_old_run_record_loads():
-    record = json.loads((ROOT / "benchmarks/results/ours_ant/config.json").read_text())
+    record = json.loads(
+        (ROOT / "benchmarks/results/ours_ant/summary.json").read_text())["config"]
     old = record["config"]["network"]
     network = config_from_json(record["config"]).network
     assert network.graph.rounds == old["message_passing_rounds"]

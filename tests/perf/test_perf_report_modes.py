@@ -1,0 +1,92 @@
+"""The report modes that print BENCHMARKS.md's tables from committed records: body_cost.py,
+every_body.py report --rows, throughput.py --report, compile_cache.py --report."""
+
+import json
+from pathlib import Path
+
+import body_cost
+import compile_cache
+import every_body
+import records
+import throughput
+
+
+def _summary(body: str, rates: list[float], held_out: tuple[str, ...] = (),
+             backend: str = "cpu") -> dict:
+    """A summary as records.write_summary makes it, with these training rates."""
+    return {
+        "config": {"config": {"body": body, "held_out": list(held_out), "backend": backend,
+                              "network": {"arch": "separate"}, "ppo": {"n_envs": 64}},
+                   "modules": ["torso", "leg_1", "leg_2"], "actuated_modules": ["leg_1", "leg_2"],
+                   "obs_sizes": {"torso": 10, "leg_1": 5, "leg_2": 5},
+                   "action_sizes": {"leg_1": 1, "leg_2": 1}, "parameters": {"total": 1234}},
+        "final_eval": None, "last_row": {}, "eval_rows": [], "compile_s": 12.5,
+        "load_1min": [0.5, 2.0],
+        "training": {"step": list(range(len(rates))),
+                     "throughput/env_steps_per_s": rates},
+    }
+
+
+def test_body_cost_takes_the_median_rate_after_the_compiling_row_of_single_body_cpu_runs():
+    cost = body_cost.run_cost(_summary("tiny", [10.0, 100.0, 300.0, 200.0]))
+    assert cost["rate"] == 200.0  # the first row (compile included) left out
+    assert (cost["modules"], cost["actuated"], cost["obs"], cost["actions"]) == (3, 2, 20, 2)
+    assert body_cost.run_cost(_summary("tiny", [1.0, 2.0], held_out=("big",))) is None
+    assert body_cost.run_cost(_summary("a,b", [1.0, 2.0])) is None
+    assert body_cost.run_cost(_summary("tiny", [1.0, 2.0], backend="mjx")) is None
+
+
+def test_body_cost_groups_runs_of_a_body_over_the_results_folders(tmp_path):
+    for i, rates in enumerate(([0.0, 100.0], [0.0, 300.0], [0.0, 200.0])):
+        path = tmp_path / f"folder{i}" / "tiny" / "seed0" / records.SUMMARY
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(_summary("tiny", rates)))
+    (row,) = body_cost.table(tmp_path).splitlines()[2:]
+    assert row == ("| tiny | separate, 64 envs | 3 (2) | 20 / 2 | 1,234 | 3 | 200 (100-300) "
+                   "| 12.5 | 0.5-2.0 |")
+
+
+def _every_body_run(run_dir: Path, eval_return: float) -> None:
+    run_dir.mkdir(parents=True)
+    rows = [{"step": 1_000_000, "time/elapsed_s": 60.0, "eval/team_return": eval_return}]
+    (run_dir / "metrics.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    (run_dir / "config.json").write_text("{}")
+
+
+def test_every_body_rows_take_each_body_from_the_folder_named(tmp_path):
+    _every_body_run(tmp_path / "old" / "hopper-modular" / "seed0", 100.0)
+    _every_body_run(tmp_path / "new" / "hopper-modular" / "seed0", 900.0)
+    _every_body_run(tmp_path / "old" / "ant-modular" / "seed0", 50.0)
+    text = every_body.rows_report(["ant-modular:old", "hopper-modular:new"], tmp_path)
+    assert "| ant-modular | 1 | 50, nan m/s" in text
+    assert "| hopper-modular | 1 | 900, nan m/s" in text
+    assert "| 100," not in text
+
+
+def test_throughput_report_gives_training_against_the_simulator_per_cpu_second(tmp_path):
+    figures = {"n_envs": 64, "rollout_length": 32, "steps_per_s": 6000.0,
+               "steps_per_cpu_s": 12000.0, "raw_steps_per_s": 10000.0,
+               "raw_steps_per_cpu_s": 24000.0, "compile_s": 19.55}
+    path = tmp_path / "rounds.txt"
+    path.write_text(f"== base round 1 03:52:47 load 2.30\n{throughput.RESULT_PREFIX}"
+                    f"{json.dumps(figures)}\n")
+    row = throughput.report([path]).splitlines()[-1]
+    assert row == (f"| {path} base round 1 03:52:47 load 2.30 | 64 x 32 | 6,000 (12,000) "
+                   "| 10,000 (24,000) | 0.50 | 19.6 |")
+
+
+def test_compile_cache_report_names_the_records_command_machine_and_verdict(tmp_path):
+    run = {"first_progress_s": 20.0, "first_progress_cpu_s": 19.0, "started_s": 3.0,
+           "compile_s": 14.0, "first_call_elapsed_s": 18.0, "eval_s": 4.0,
+           "cache_entries": 9, "cache_mib": 1.0}
+    record = {"command": "python benchmarks/compile_cache.py --pairs 1",
+              "facts": {"date": "2026-12-02 17:32 UTC", "cpu": "AMD EPYC", "cores": 1,
+                        "git": "83ca011", "load_average": [1.1, 1.0, 1.0]},
+              "pairs": [{"first": run, "second": {**run, "first_progress_s": 12.0}}]}
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps(record))
+    text = compile_cache.report([path])
+    assert text.startswith(f"`{path}`: `python benchmarks/compile_cache.py --pairs 1`, "
+                           "2026-12-02 17:32 UTC, AMD EPYC, 1 core(s), git 83ca011, load 1.1")
+    assert "| 1 | second | 12.0 (19.0) |" in text
+    assert text.endswith("at most 12.0 s (target <= 10 s): missed.")
