@@ -12,6 +12,8 @@ what a user waits for), "peak_rss_gib" (added by throughput.py) and the shape it
                                    /policy, controls from a jitted JAX MLP between steps
     mjx-step/<n_envs>[/warp]       vmapped mjx.step x frame_skip, random controls: MJX's
                                    ceiling (its MuJoCo Warp implementation with /warp)
+    split-step/<n_envs>/<host_envs>  both engines at once: the C simulator on the host's
+                                   threads steps host_envs envs while MJX steps the rest
     env-step/<backend>/<n_envs>    our env (obs, rewards, auto-reset), random actions,
                                    jit(scan(vmap(env.step)))
     train/<backend>/<shape>[/<arch>]  ppo.train_step with the CLI's default network, or
@@ -19,7 +21,8 @@ what a user waits for), "peak_rss_gib" (added by throughput.py) and the shape it
                                    attention); shape "default" (PPOConfig()) or "brax"
                                    (Brax's batch shape)
     brax-ppo/<shape>               Brax 0.14.2 PPO on the same MJCF and physics; shape
-                                   "brax" (its published ant shape) or "smoke" (tiny)
+                                   "brax" (brax_ppo.py's ant shape), "current" (Brax's
+                                   current published ant shape) or "smoke" (tiny)
 """
 
 from __future__ import annotations
@@ -41,10 +44,13 @@ minibatches of 64 whole 80-step trajectories = 5,120 samples each (Brax: 1,024 x
 SHAPES: dict[str, dict[str, int]] = {"default": {}, "brax": BRAX_SHAPE}
 BRAX_PPO_SHAPES: dict[str, dict[str, int]] = {
     "brax": {},
+    "current": dict(num_envs=4096, batch_size=2048),
     "smoke": dict(num_envs=16, batch_size=16, num_minibatches=2, num_updates_per_batch=1),
 }
-"""Arguments of `brax_ppo_settings`: "brax" its published ant shape, "smoke" a tiny one to
-check the case runs."""
+"""Arguments of `brax_ppo_settings`: "brax" the ant shape benchmarks/brax_ppo.py publishes
+(2,048 envs, batch 1,024), "current" Brax's current published ant shape (4,096 envs,
+batch 2,048; unroll 5, 32 minibatches, 4 epochs as before), "smoke" a tiny one to check
+the case runs."""
 
 
 def _quiet_imports() -> None:
@@ -67,12 +73,16 @@ class Clock:
             self.cpu.append(time.process_time() - cpu)
         return self
 
-    def rates(self, steps_per_call: int) -> dict[str, float]:
-        """From the fastest call (the one least slowed by other processes) and the median."""
+    def rates(self, steps_per_call: int) -> dict[str, float | None]:
+        """From the fastest call (the one least slowed by other processes) and the median,
+        timed with `perf_counter`. The process clock moves in 10 ms steps on some hosts
+        (the TPU machine's), where a short call's CPU seconds read 0: steps_per_cpu_s is
+        then None, not a division by zero."""
+        cpu_s = min(self.cpu)
         return dict(steps_per_s=steps_per_call / min(self.wall),
                     median_steps_per_s=steps_per_call / statistics.median(self.wall),
-                    steps_per_cpu_s=steps_per_call / min(self.cpu),
-                    call_s=min(self.wall), call_cpu_s=min(self.cpu))
+                    steps_per_cpu_s=steps_per_call / cpu_s if cpu_s > 0 else None,
+                    call_s=min(self.wall), call_cpu_s=cpu_s)
 
 
 def mujoco_batch(n_envs: int, controls: str = "random", repeats: int = 10,
@@ -191,9 +201,9 @@ def _random_actions_step(env, n_envs: int) -> Callable:
     return step
 
 
-def mjx_step(n_envs: int, impl: str = "jax", steps: int = 20, repeats: int = 5) -> dict:
-    """vmap(mjx.step) frame_skip times per control step, uniform random controls, on MJX's
-    `impl`ementation: "jax", or "warp" (MuJoCo Warp, set up as `--backend warp` does)."""
+def _mjx_program(n_envs: int, impl: str, steps: int):
+    """(compiled run(data, key) -> data: `steps` control steps of vmap(mjx.step) x frame
+    skip with uniform random controls, the first data, compile seconds)."""
     _quiet_imports()
     import jax
     from mujoco import mjx
@@ -201,7 +211,6 @@ def mjx_step(n_envs: int, impl: str = "jax", steps: int = 20, repeats: int = 5) 
     from modular_ppo.body import load_body
     from modular_ppo.env.warp_physics import put_warp_model
 
-    started = time.perf_counter()
     body = load_body(BODY)
     if impl == "warp":
         model, blank = put_warp_model(body, n_envs)
@@ -219,11 +228,79 @@ def mjx_step(n_envs: int, impl: str = "jax", steps: int = 20, repeats: int = 5) 
                                  lambda _, d: jax.vmap(lambda x: mjx.step(model, x))(d), data)
 
     compiled, compile_s = _compiled_scan(step, data, steps)
+    return compiled, data, compile_s
+
+
+def mjx_step(n_envs: int, impl: str = "jax", steps: int = 20, repeats: int = 5) -> dict:
+    """vmap(mjx.step) frame_skip times per control step, uniform random controls, on MJX's
+    `impl`ementation: "jax", or "warp" (MuJoCo Warp, set up as `--backend warp` does)."""
+    started = time.perf_counter()
+    compiled, data, compile_s = _mjx_program(n_envs, impl, steps)
     call = _chained(compiled, data)
     call()
     first = time.perf_counter() - started
     rates = Clock().time(call, repeats).rates(n_envs * steps)
-    return dict(n_envs=n_envs, impl=impl, **rates, compile_s=compile_s, first_iteration_s=first)
+    return dict(n_envs=n_envs, impl=impl, **rates, compile_s=compile_s, first_iteration_s=first,
+                **program_memory(compiled))
+
+
+def split_step(n_envs: int, host_envs: int, steps: int = 20, repeats: int = 5) -> dict:
+    """Both engines at once, raw physics (a draft of issue 42's split): each call hands the
+    device `steps` control steps of vmap(mjx.step) on n_envs - host_envs environments (JAX
+    returns at once), steps MuJoCo's C simulator on the host's threads for the same control
+    steps on host_envs environments meanwhile, then waits for the device. Random controls on
+    both. Env steps/s of the two together; each engine's own seconds per call beside them,
+    timed alone in the same process, say how much the overlap hides."""
+    import jax
+    import numpy as np
+    from mujoco import batch as mujoco_batch
+
+    from modular_ppo.body import load_body
+
+    if not 0 < host_envs < n_envs:
+        raise ValueError(f"split-step/{n_envs}/{host_envs}: the host's share must be between 0 "
+                         f"and {n_envs} envs.")
+    started = time.perf_counter()
+    compiled, data, compile_s = _mjx_program(n_envs - host_envs, "jax", steps)
+    body = load_body(BODY)
+    sim = mujoco_batch.Batch(body.model, nsim=host_envs)
+    sim.reset()
+    sim.bind("qpos")[:] = body.init_qpos
+    ctrl, rng = sim.bind("ctrl"), np.random.default_rng(0)
+    device = _chained(compiled, jax.tree.map(jax.numpy.copy, data))  # the program donates data
+    holder = {"data": data, "key": jax.random.key(2)}
+
+    def host() -> None:
+        for _ in range(steps):
+            ctrl[:] = rng.uniform(-1.0, 1.0, ctrl.shape)
+            sim.step(nstep=body.frame_skip)
+
+    def both() -> None:
+        holder["key"], key = jax.random.split(holder["key"])
+        holder["data"] = compiled(holder["data"], key)  # dispatched; runs while the host steps
+        host()
+        jax.block_until_ready(holder["data"])
+
+    both()
+    first = time.perf_counter() - started
+    clocks = _timed_together({"both": both, "device": device, "host": host}, repeats)
+    return dict(n_envs=n_envs, host_envs=host_envs, **clocks["both"].rates(n_envs * steps),
+                device_call_s=min(clocks["device"].wall), host_call_s=min(clocks["host"].wall),
+                compile_s=compile_s, first_iteration_s=first, threads=sim.nthread)
+
+
+def program_memory(compiled) -> dict[str, int | None]:
+    """The device memory a compiled program needs (XLA's memory analysis: arguments,
+    outputs and temporaries, less what outputs reuse of donated arguments) and the
+    device's limit; each None where the backend reports none (the limit on CPU)."""
+    import jax
+
+    analysis = compiled.memory_analysis()  # None where the backend gives none
+    needed = None if analysis is None else int(
+        analysis.argument_size_in_bytes + analysis.output_size_in_bytes
+        + analysis.temp_size_in_bytes - analysis.alias_size_in_bytes)
+    stats = jax.devices()[0].memory_stats() or {}
+    return dict(program_bytes=needed, device_bytes_limit=stats.get("bytes_limit"))
 
 
 def env_step(backend: str, n_envs: int, steps: int = 20, repeats: int = 5) -> dict:
@@ -341,6 +418,7 @@ def brax_ppo(shape: dict[str, int], epochs: int = 3) -> dict:
 CASES: dict[str, Callable[..., dict]] = {
     "mujoco-batch": lambda n, controls="random": mujoco_batch(int(n), controls),
     "mjx-step": lambda n, impl="jax": mjx_step(int(n), impl),
+    "split-step": lambda n, host: split_step(int(n), int(host)),
     "env-step": lambda backend, n: env_step(backend, int(n)),
     "train": train,
     "brax-ppo": lambda shape: brax_ppo(BRAX_PPO_SHAPES[shape]),

@@ -1,5 +1,5 @@
 """`python cli.py train ...` in a process of its own, timed from the outside and stopped by a
-condition or a wall-time budget (benchmarks/compile_cache.py, benchmarks/gpu.py)."""
+condition or a wall-time budget (benchmarks/compile_cache.py, benchmarks/accelerator.py)."""
 
 from __future__ import annotations
 

@@ -85,11 +85,16 @@ def _table(results: list[dict]) -> list[str]:
             continue
         lines.append(
             f"| {r['case']} | {_describe(r['case'])} | {r['n_envs']} | {r['steps_per_s']:,.0f} "
-            f"| {r['steps_per_cpu_s']:,.0f} | {r['compile_s']:.1f} | "
+            f"| {_figure(r['steps_per_cpu_s'])} | {r['compile_s']:.1f} | "
             f"{r['first_iteration_s']:.1f} | {r['peak_rss_gib']:.2f} | "
             f"{r['load_before']:.1f} / {r['load_after']:.1f} |"
         )
     return lines
+
+
+def _figure(value: float | None) -> str:
+    """A rate for a table; blank where it could not be measured (None)."""
+    return "" if value is None else f"{value:,.0f}"
 
 
 def _profile(results: list[dict]) -> list[str]:

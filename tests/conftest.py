@@ -2,10 +2,11 @@
 
 - modular_ppo picks the headless GL backend before any test imports mujoco (MuJoCo reads
   MUJOCO_GL once, at its first import).
-- XLA's backend optimization is off for the whole suite (and the CLI subprocesses it
-  starts, through the environment): the suite is dominated by compiling many small
-  programs that then run briefly, and this cuts its CPU time by about 30% (tests/networks:
-  234 -> 163 CPU-s) without changing what any test checks.
+- XLA's backend optimization is off for the CI suite (and the CLI subprocesses it starts,
+  through the environment): the suite is dominated by compiling many small programs that
+  then run briefly, and this cuts its CPU time by about 30% (tests/networks: 234 -> 163
+  CPU-s) without changing what any test checks. It stays on for runs of `-m benchmark` or
+  `-m accelerator` tests, which must run as users' programs run (`ci_suite_only`).
 - The programs a test module compiled are released when it ends (see
   `release_compiled_programs`).
 - The user's cache folder is a temporary one for the session (`user_cache_in_tmp`): CLI
@@ -15,15 +16,30 @@
 import gc
 import os
 
-if "--xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
-    ).strip()
+import jax
+import pytest
+from _pytest.mark.expression import Expression
 
-import jax  # noqa: E402
-import pytest  # noqa: E402
+import modular_ppo  # noqa: F401
 
-import modular_ppo  # noqa: E402, F401
+
+def ci_suite_only(markexpr: str) -> bool:
+    """Whether a run with `-m markexpr` is the CI suite: it takes unmarked tests and leaves
+    the benchmark ones out (the default `-m 'not benchmark'`), rather than a run of
+    benchmark or accelerator tests (`-m benchmark`, `-m accelerator`) or of everything."""
+    if not markexpr:
+        return False
+    expression = Expression.compile(markexpr)
+    return expression.evaluate(lambda mark: False) and not expression.evaluate(
+        lambda mark: mark == "benchmark")
+
+
+def pytest_configure(config):
+    """XLA's backend optimization off for the CI suite (JAX reads XLA_FLAGS when its first
+    backend starts, after this)."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if ci_suite_only(config.option.markexpr) and "--xla_backend_optimization_level" not in flags:
+        os.environ["XLA_FLAGS"] = (flags + " --xla_backend_optimization_level=0").strip()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -105,78 +106,32 @@ def weighted_loss(
     return total, terms
 
 
+class Collected(NamedTuple):
+    """One iteration's rollouts, per body (dicts keyed by body name)."""
+
+    rests: dict[str, nnx.State]
+    """The network's non-parameter state (normalizer statistics) after the rollout."""
+    env_states: dict[str, object]
+    recurrents: dict[str, object]
+    rollouts: dict[str, Rollout]
+    batches: dict[str, Minibatch]
+    advantages: dict[str, dict[str, Float[Array, "time env"]]]
+
+
 def ppo_iteration(
     groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState
 ) -> tuple[TrainingState, tuple[Metrics, dict[str, Metrics], Metrics, Metrics]]:
     """Roll out every body, compute its per-module GAE, run n_epochs x n_minibatches
     updates (each minibatch holds 1 / n_minibatches of every body's environments), then
     update each body's normalizer statistics from its own rollout's observations."""
-    bodies = [group.name for group in groups]
     key, shuffle_key = jax.random.split(state.key)
-    rests, env_states, recurrents, rollouts, batches, advantages = {}, {}, {}, {}, {}, {}
-    for group in groups:
-        own = state.groups[group.name]
-        network_state, env_states[group.name], recurrents[group.name], rollout = (
-            collect_rollout(group.env, group.graphdef, state.network_state(group.name),
-                            own.env_state, own.recurrent, config.rollout_length)
-        )
-        _, rests[group.name] = nnx.split_state(network_state, nnx.Param, ...)
-        rollouts[group.name] = rollout
-        batches[group.name], advantages[group.name] = make_batch(
-            own.recurrent, rollout, group.ppo_config(config)
-        )
-    optimizer = make_optimizer(config)
-
-    def update_minibatch(carry, minibatches):
-        params, opt_state = carry
-        grads, terms = jax.grad(weighted_loss, has_aux=True)(
-            params, groups, rests, minibatches, config
-        )
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        params = optax.apply_updates(params, updates)
-        return (params, opt_state), (terms, optax.tree.norm(grads), nonfinite(grads))
-
-    def update_epoch(carry, epoch_key):
-        minibatches = {
-            group.name: split_environments(
-                batches[group.name], jax.random.permutation(order_key, group.n_envs),
-                config.n_minibatches,
-            )
-            for group, order_key in zip(groups, jax.random.split(epoch_key, len(groups)))
-        }
-        if config.data_parallel:
-            minibatches = jax.lax.with_sharding_constraint(minibatches, {
-                name: minibatch_shardings(own, data_mesh()) for name, own in minibatches.items()
-            })
-        return jax.lax.scan(update_minibatch, carry, minibatches)
-
-    (params, opt_state), (terms, grad_norms, grads_nonfinite) = jax.lax.scan(
-        update_epoch, (state.params, state.opt_state),
-        jax.random.split(shuffle_key, config.n_epochs),
+    collected = collect_bodies(groups, config, state)
+    (params, opt_state), (terms, grad_norms, grads_nonfinite) = update_networks(
+        groups, config, collected, state.params, state.opt_state, shuffle_key
     )
-
-    averaged = {"grad_norm": grad_norms, "losses/total": jnp.zeros(())}
-    module_failed, body_flags, group_states = {}, [], {}
-    for group in groups:
-        network = nnx.merge(group.graphdef, params, rests[group.name])
-        network.update_statistics(rollouts[group.name].obs)
-        _, _, rest = nnx.split(network, nnx.Param, ...)
-        group_states[group.name] = GroupState(rest, env_states[group.name],
-                                              recurrents[group.name])
-        body_terms = terms[group.name]
-        averaged["losses/total"] += group.loss_weight * jnp.mean(body_terms.total)
-        averaged.update(for_body(
-            update_metrics(body_terms, rollouts[group.name], batches[group.name],
-                           advantages[group.name]),
-            group.name, bodies,
-        ))
-        failed, flags = failure_flags(body_terms, grads_nonfinite, rollouts[group.name], rest)
-        module_failed.update(for_body(failed, group.name, bodies))
-        body_flags.append(flags)
-    flags = {  # the run's flags: raised if any body raised them
-        name: functools.reduce(jnp.logical_or, [flags[name] for flags in body_flags])
-        for name in body_flags[0]
-    }
+    group_states, averaged, module_failed, flags = finish_bodies(
+        groups, collected, params, terms, grads_nonfinite
+    )
     flags["nonfinite/parameters"] |= nonfinite(params)
     state = TrainingState(
         params=params,
@@ -188,8 +143,109 @@ def ppo_iteration(
     )
     if config.data_parallel:
         state = jax.lax.with_sharding_constraint(state, state_shardings(state, groups, config))
-    episodes = {name: rollout.episode_sums for name, rollout in rollouts.items()}
-    return state, (averaged, episodes, first_failure(module_failed), flags)
+    episodes = {name: rollout.episode_sums for name, rollout in collected.rollouts.items()}
+    return state, ({"grad_norm": grad_norms, **averaged}, episodes,
+                   first_failure(module_failed), flags)
+
+
+def collect_bodies(
+    groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState
+) -> Collected:
+    """Each body's rollout of `config.rollout_length` steps from its state in `state`, and
+    its training batch and per-module GAE advantages."""
+    collected = Collected({}, {}, {}, {}, {}, {})
+    for group in groups:
+        name, own = group.name, state.groups[group.name]
+        network_state, collected.env_states[name], collected.recurrents[name], rollout = (
+            collect_rollout(group.env, group.graphdef, state.network_state(name),
+                            own.env_state, own.recurrent, config.rollout_length)
+        )
+        _, collected.rests[name] = nnx.split_state(network_state, nnx.Param, ...)
+        collected.rollouts[name] = rollout
+        collected.batches[name], collected.advantages[name] = make_batch(
+            own.recurrent, rollout, group.ppo_config(config)
+        )
+    return collected
+
+
+def update_networks(
+    groups: tuple[BodyGroup, ...],
+    config: PPOConfig,
+    collected: Collected,
+    params: nnx.State,
+    opt_state: optax.OptState,
+    shuffle_key: jax.Array,
+) -> tuple[tuple[nnx.State, optax.OptState],
+           tuple[dict[str, LossTerms], Float[Array, "epochs minibatches"],
+                 Bool[Array, "epochs minibatches"]]]:
+    """n_epochs passes of n_minibatches optimizer steps on `weighted_loss`, each epoch's
+    environments shuffled with a key split from `shuffle_key`: the new (params,
+    opt_state), and per update each body's loss terms, the gradient norm and whether a
+    gradient was non-finite."""
+    optimizer = make_optimizer(config)
+
+    def update_minibatch(carry, minibatches):
+        params, opt_state = carry
+        grads, terms = jax.grad(weighted_loss, has_aux=True)(
+            params, groups, collected.rests, minibatches, config
+        )
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        return (params, opt_state), (terms, optax.tree.norm(grads), nonfinite(grads))
+
+    def update_epoch(carry, epoch_key):
+        minibatches = {
+            group.name: split_environments(
+                collected.batches[group.name], jax.random.permutation(order_key, group.n_envs),
+                config.n_minibatches,
+            )
+            for group, order_key in zip(groups, jax.random.split(epoch_key, len(groups)))
+        }
+        if config.data_parallel:
+            minibatches = jax.lax.with_sharding_constraint(minibatches, {
+                name: minibatch_shardings(own, data_mesh()) for name, own in minibatches.items()
+            })
+        return jax.lax.scan(update_minibatch, carry, minibatches)
+
+    return jax.lax.scan(update_epoch, (params, opt_state),
+                        jax.random.split(shuffle_key, config.n_epochs))
+
+
+def finish_bodies(
+    groups: tuple[BodyGroup, ...],
+    collected: Collected,
+    params: nnx.State,
+    terms: dict[str, LossTerms],
+    grads_nonfinite: Bool[Array, "epochs minibatches"],
+) -> tuple[dict[str, GroupState], Metrics, dict[str, Bool[Array, "order"]], Metrics]:
+    """Per body: its normalizer statistics updated from its rollout's observations, its new
+    GroupState, its update metrics and failure flags. Returns the group states, the
+    metrics ("losses/total": the loss-weighted sum, then each body's), the per-module
+    failure flags and the run's flags (raised if any body raised them)."""
+    bodies = [group.name for group in groups]
+    averaged: Metrics = {"losses/total": jnp.zeros(())}
+    module_failed, body_flags, group_states = {}, [], {}
+    for group in groups:
+        name, rollout = group.name, collected.rollouts[group.name]
+        network = nnx.merge(group.graphdef, params, collected.rests[name])
+        network.update_statistics(rollout.obs)
+        _, _, rest = nnx.split(network, nnx.Param, ...)
+        group_states[name] = GroupState(rest, collected.env_states[name],
+                                        collected.recurrents[name])
+        averaged["losses/total"] += group.loss_weight * jnp.mean(terms[name].total)
+        averaged.update(for_body(
+            update_metrics(terms[name], rollout, collected.batches[name],
+                           collected.advantages[name]),
+            name, bodies,
+        ))
+        failed, flags = failure_flags(terms[name], grads_nonfinite, rollout, rest)
+        module_failed.update(for_body(failed, name, bodies))
+        body_flags.append(flags)
+    flags = {
+        name: functools.reduce(jnp.logical_or, [flags[name] for flags in body_flags])
+        for name in body_flags[0]
+    }
+    return group_states, averaged, module_failed, flags
 
 
 def update_metrics(
