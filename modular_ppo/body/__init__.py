@@ -6,6 +6,9 @@
 - bundled bodies: `load_body`, `bundled_names`, `family_members` (library.py: the files
   in `bodies/`, generated families such as "centipede-N" and the sizes each has,
   limb-removed variants);
+- the SMP / AMORPHEUS bodies ("smp-walker_3_main": smp.py, their global coordinates
+  converted by global_to_local.py) and their benchmark sets `BODY_SETS` ("smp-walker++",
+  "amorpheus-walkers:held-out", ...: names `--body` / `--held-out` expand);
 - morphology features: `morphology_features`, `MORPHOLOGY_NAMES`, `MORPHOLOGY_WIDTH`
   (morphology.py: per module, its place in the module tree, joint axes / ranges / gears,
   masses, limb lengths, one fixed-width vector for any body);
@@ -23,9 +26,10 @@ from modular_ppo.body.library import bundled_names, family_members, load_body
 from modular_ppo.body.modules import Module
 from modular_ppo.body.morphology import MORPHOLOGY_NAMES, MORPHOLOGY_WIDTH, morphology_features
 from modular_ppo.body.partition import Partition
+from modular_ppo.body.smp import BODY_SETS
 from modular_ppo.body.task import TaskSpec
 
 __all__ = [
-    "MORPHOLOGY_NAMES", "MORPHOLOGY_WIDTH", "BodyGraph", "BodyGraphError", "Module", "Partition",
-    "TaskSpec", "bundled_names", "family_members", "load_body", "morphology_features",
+    "BODY_SETS", "MORPHOLOGY_NAMES", "MORPHOLOGY_WIDTH", "BodyGraph", "BodyGraphError", "Module",
+    "Partition", "TaskSpec", "bundled_names", "family_members", "load_body", "morphology_features",
 ]

@@ -1,5 +1,6 @@
-"""Bundled morphologies by name: MJCF files in `bodies/` and generated families
-("centipede-N", "swimmer-N" for any valid N)."""
+"""Bundled morphologies by name: MJCF files in `bodies/`, generated families
+("centipede-N", "swimmer-N" for any valid N) and the SMP / AMORPHEUS files
+("smp-walker_3_main", `modular_ppo.body.smp`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from modular_ppo.body.centipede import centipede_spec, is_centipede_size
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.partition import Partition
+from modular_ppo.body.smp import smp_spec
 from modular_ppo.body.swimmer import is_swimmer_size, swimmer_spec
 from modular_ppo.body.variants import WITHOUT, split_variant, variant_spec
 
@@ -66,7 +68,7 @@ def load_body(name_or_path: str, partition: Partition | None = None) -> BodyGrap
     xml = BODIES_DIR / f"{name_or_path}.xml"
     if "/" not in name_or_path and xml.is_file():
         return BodyGraph.from_mjcf(xml, partition, name_or_path)
-    spec = body_spec(name_or_path)
+    spec = body_spec(name_or_path) or smp_spec(name_or_path)
     if spec is not None:
         return BodyGraph.from_mjcf(spec, partition, name_or_path)
     variant = split_variant(name_or_path)

@@ -19,7 +19,10 @@ numerics (`<numeric name="modular_ppo:KEY" data="..."/>`):
 texts (`<text name="modular_ppo:KEY" data="..."/>`):
   task_reference         free text saying which standard the task follows
   velocity_source        "root" (the root body's position), "com" (the center of mass of
-                         the whole model) or a body's name
+                         the whole model), "root_joint" (the root's x / y joint coordinates
+                         in qpos, as Gymnasium's planar bodies read qpos[0]) or a body's name
+  height_source          "root_body" (the root body's height, default) or "root_joint" (its
+                         z joint coordinate in qpos, as Gymnasium's v5 tasks read it)
   healthy_reward_on      "healthy_state": paid when the state after the step is healthy
                          (Gymnasium v5: not on the terminating step); "every_step": paid
                          on every step of an episode, the terminating one included (Brax)
@@ -68,7 +71,9 @@ class TaskSpec:
     """Which standard the task follows, e.g. "Gymnasium Hopper-v5"; empty if none."""
     forward_reward_weight: float = 1.0
     velocity_source: str = "root"
-    """"root", "com" (whole model's center of mass) or a body name."""
+    """"root", "com" (whole model's center of mass), "root_joint" or a body name."""
+    height_source: Literal["root_body", "root_joint"] = "root_body"
+    """What healthy_z limits: the root body's height or the root's z joint coordinate."""
     healthy_reward: float = 1.0
     healthy_reward_on: Literal["healthy_state", "every_step"] = "healthy_state"
     ctrl_cost_weight: float = 0.5
@@ -115,6 +120,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "ctrl_cost_on": ("action", "ctrl"),
     "healthy_bounds": ("strict", "inclusive"),
     "reset_qvel_noise": ("uniform", "normal"),
+    "height_source": ("root_body", "root_joint"),
 }
 _TEXTS = ("task_reference", "velocity_source", *_CHOICES)
 _PARTITION_KEYS = ("partition",)
@@ -141,6 +147,16 @@ def read_task(
         falls = any(values.get(k) is not None for k in ("healthy_z", "healthy_angle", "healthy_state"))
         values["healthy_reward"] = 1.0 if falls else 0.0
     return TaskSpec(**values)
+
+
+def add_annotations(spec: mujoco.MjSpec, values: dict[str, str | tuple[float, ...]]) -> None:
+    """Write task annotations into `spec`: key -> a word (a `<text>`) or numbers (a
+    `<numeric>`), each named `modular_ppo:<key>`; read back, and checked, by `read_task`."""
+    for key, value in values.items():
+        if isinstance(value, str):
+            spec.add_text(name=PREFIX + key, data=value)
+        else:
+            spec.add_numeric(name=PREFIX + key, data=[float(v) for v in value])
 
 
 def root_hinge(model: mujoco.MjModel, root: int, where: str) -> int:
@@ -216,12 +232,12 @@ def _text(key: str, value: str, model: mujoco.MjModel, where: str) -> str:
         return value
     if key == "velocity_source":
         bodies = [name_of(model, "body", b) for b in range(1, model.nbody)]
-        if value not in ("root", "com", *bodies):
+        if value not in ("root", "com", "root_joint", *bodies):
             near = difflib.get_close_matches(value, bodies, n=3, cutoff=0.5)
             hint = f" Did you mean: {', '.join(near)}?" if near else ""
             raise BodyGraphError(
-                f'{where}: {element}: "{value}" names no body.{hint} Use "root", "com" or '
-                f"one of the bodies: {', '.join(bodies)}."
+                f'{where}: {element}: "{value}" names no body.{hint} Use "root", "com", '
+                f"\"root_joint\" or one of the bodies: {', '.join(bodies)}."
             )
     return value
 

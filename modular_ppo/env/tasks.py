@@ -11,7 +11,8 @@ Gymnasium v5's locomotion reward:
   forward_reward_weight * velocity + healthy_reward [* healthy(after), or every step]
   - ctrl_cost_weight * sum(action^2 or ctrl^2)
   - clip(contact_cost_weight * sum(clip(cfrc_ext, force range)^2), cost range)
-with the velocity of `velocity_source` (root body, center of mass, or a named body) over
+with the velocity of `velocity_source` (root body, center of mass, the
+root's joint coordinates, or a named body) over
 the control step, and termination when the state after the step leaves the healthy
 ranges (height of the root, its hinge angle, the joint state).
 - run_forward: velocity along +x.
@@ -33,6 +34,7 @@ from mujoco import mjx
 
 from modular_ppo.body import BodyGraph
 from modular_ppo.body.task import TaskSpec, root_hinge
+from modular_ppo.env.errors import EnvError
 from modular_ppo.env.physics import contact_forces
 
 if TYPE_CHECKING:
@@ -107,13 +109,19 @@ class Task:
 
 
 def healthy_check(body: BodyGraph, spec: TaskSpec) -> Callable[[mjx.Data], Bool[Array, ""]]:
-    """True where the state is inside every healthy range of `spec`: root body height
-    (healthy_z), the root's hinge angle (healthy_angle), every qpos entry but the root's
-    translation and every qvel entry (healthy_state); strict or inclusive bounds."""
+    """True where the state is inside every healthy range of `spec`: root body height or
+    the root's z joint coordinate (healthy_z, by `height_source`), the root's hinge angle
+    (healthy_angle), every qpos entry but the root's translation and every qvel entry
+    (healthy_state); strict or inclusive bounds."""
     model = body.model
     root = body.root_body_id
     pitch_adr = root_hinge(model, root, body.source) if spec.healthy_angle is not None else None
     state_qpos = _qpos_without_root_translation(model, root)
+    if spec.height_source == "root_joint" and spec.healthy_z is not None:
+        z_adr = root_joint_address(body, 2, "height_source")
+        height = lambda data: data.qpos[z_adr]  # noqa: E731
+    else:
+        height = lambda data: data.xpos[root, 2]  # noqa: E731
     inside = (
         (lambda x, r: (x > r[0]) & (x < r[1])) if spec.healthy_bounds == "strict"
         else (lambda x, r: (x >= r[0]) & (x <= r[1]))
@@ -122,7 +130,7 @@ def healthy_check(body: BodyGraph, spec: TaskSpec) -> Callable[[mjx.Data], Bool[
     def healthy(data: mjx.Data) -> Bool[Array, ""]:
         ok = jnp.ones((), bool)
         if spec.healthy_z is not None:
-            ok = ok & inside(data.xpos[root, 2], spec.healthy_z)
+            ok = ok & inside(height(data), spec.healthy_z)
         if pitch_adr is not None:
             ok = ok & inside(data.qpos[pitch_adr], spec.healthy_angle)
         if spec.healthy_state is not None:
@@ -146,6 +154,31 @@ def _qpos_without_root_translation(model: mujoco.MjModel, root: int) -> np.ndarr
     return np.setdiff1d(np.arange(model.nq), dropped).astype(np.int32)
 
 
+def root_joint_address(body: BodyGraph, axis: int, key: str) -> int:
+    """The qpos address of the root body's coordinate along world axis `axis` (0 x, 1 y,
+    2 z): its free joint's position entry, or its slide joint along that axis; -1 for y
+    where there is none. `key` names the annotation that reads it, for the error.
+
+    Raises EnvError when the root has none along x or z."""
+    model = body.model
+    for j in np.flatnonzero(model.jnt_bodyid == body.root_body_id):
+        adr = int(model.jnt_qposadr[j])
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            return adr + axis
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_SLIDE:
+            direction = np.abs(model.jnt_axis[j])
+            if np.isclose(direction[axis], 1.0):
+                return adr
+    if axis == 1:
+        return -1
+    fallback = '"root"' if axis == 0 else '"root_body"'
+    raise EnvError(
+        f"{body.source}: {key} \"root_joint\" reads the root's {'xyz'[axis]} joint "
+        f"coordinate, but the root body has no free joint and no slide joint along "
+        f"{'xyz'[axis]}. Use {fallback}."
+    )
+
+
 def _always_healthy(data: mjx.Data) -> Bool[Array, ""]:
     return jnp.ones((), bool)
 
@@ -154,6 +187,10 @@ def _position(body: BodyGraph, source: str) -> Callable[[mjx.Data], Float[Array,
     """The xy position whose change over a step is the task's velocity."""
     if source == "com":
         return lambda data: data.subtree_com[0, :2]
+    if source == "root_joint":
+        x, y = (root_joint_address(body, axis, "velocity_source") for axis in (0, 1))
+        return lambda data: jnp.stack(
+            [data.qpos[x], data.qpos[y] if y >= 0 else jnp.zeros_like(data.qpos[x])])
     body_id = body.root_body_id if source == "root" else mujoco.mj_name2id(
         body.model, mujoco.mjtObj.mjOBJ_BODY, source
     )

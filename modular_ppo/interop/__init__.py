@@ -7,6 +7,9 @@ it. Each name's docstring is its contract:
 - PettingZoo: `ParallelModularEnv` (pettingzoo_env.py: a `ParallelEnv` on the CPU
   backend, seeded resets, rgb_array rendering in render.py);
 - Gymnasium: `GymnasiumModularEnv` (gymnasium_env.py: one agent acting for every module);
+- MaMuJoCo to the letter: `mamujoco_env`, `make`, `MAMUJOCO_IDS` (mamujoco.py: gymnasium-
+  robotics' MaMuJoCo scenarios on Gymnasium's v5 files, as its `parallel_env`; the
+  single-agent views registered as "modular_ppo/<scenario>-v5"; docs/mamujoco.md);
 - what they share: agents = actuated modules with per-agent actions and rewards (`Team`,
   team.py), episodes whose end is visible (`episodic`, episodes.py: the env on a
   simulator that never restarts), bodies by name, path or BodyGraph (bodies.py);
@@ -28,6 +31,9 @@ _ADAPTERS = {
     "JaxMARLEnv": "modular_ppo.interop.jaxmarl_env",
     "ParallelModularEnv": "modular_ppo.interop.pettingzoo_env",
     "GymnasiumModularEnv": "modular_ppo.interop.gymnasium_env",
+    "mamujoco_env": "modular_ppo.interop.mamujoco",
+    "make": "modular_ppo.interop.mamujoco",
+    "MAMUJOCO_IDS": "modular_ppo.interop.mamujoco",
 }
 
 
@@ -39,5 +45,5 @@ def __getattr__(name: str):
 
 __all__ = [
     "AgentActionError", "GymnasiumModularEnv", "InteropError", "JaxMARLEnv", "MABRAX_TASKS",
-    "ParallelModularEnv", "Team", "episodic",
+    "MAMUJOCO_IDS", "ParallelModularEnv", "Team", "episodic", "make", "mamujoco_env",
 ]

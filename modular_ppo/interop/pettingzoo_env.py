@@ -31,7 +31,7 @@ from pettingzoo import ParallelEnv
 
 from modular_ppo.body import BodyGraph, Partition
 from modular_ppo.body.render import BodyRenderer
-from modular_ppo.env import EnvConfig, make_env
+from modular_ppo.env import EnvConfig, ModularEnv, make_env
 from modular_ppo.interop.bodies import resolve_body
 from modular_ppo.interop.episodes import episodic
 from modular_ppo.interop.errors import InteropError
@@ -64,9 +64,9 @@ class ParallelModularEnv(ParallelEnv):
             )
         self.body = resolve_body(body, partition)
         """The morphology and its partition into modules."""
-        self.env = episodic(make_env(self.body, config, "cpu", nthread))
+        self.env = episodic(self._make_env(config, nthread))
         """The ModularEnv stepped, on the CPU backend, without auto-reset."""
-        self.team = Team.of(self.env)
+        self.team = self._make_team()
         self.render_mode = render_mode
         self.metadata = {
             "name": f"modular_ppo/{self.body.name}",
@@ -77,7 +77,7 @@ class ParallelModularEnv(ParallelEnv):
         self.possible_agents = self.team.agents
         self.agents: list[str] = []
         self._observation_spaces = {
-            a: gymnasium.spaces.Box(-np.inf, np.inf, (self.env.obs_sizes[m],), np.float32)
+            a: gymnasium.spaces.Box(-np.inf, np.inf, (self.env.obs_sizes[m],), self.obs_dtype)
             for a, m in self.team.module_of.items()
         }
         self._action_spaces = {
@@ -89,6 +89,17 @@ class ParallelModularEnv(ParallelEnv):
         self._key = None
         self._state = None
         self._renderer: BodyRenderer | None = None
+
+    obs_dtype = np.float32
+    """The observations' dtype."""
+
+    def _make_env(self, config: EnvConfig, nthread: int) -> ModularEnv:
+        """The env of `self.body` (before `episodic`): on the CPU backend."""
+        return make_env(self.body, config, "cpu", nthread)
+
+    def _make_team(self) -> Team:
+        """The agents: the actuated modules, named after them."""
+        return Team.of(self.env)
 
     def observation_space(self, agent: str) -> gymnasium.spaces.Box:
         return self._observation_spaces[agent]
@@ -131,7 +142,7 @@ class ParallelModularEnv(ParallelEnv):
 
     def _observations(self) -> dict[str, Float[np.ndarray, "obs"]]:
         obs = jax.device_get(self._state.obs)
-        return {a: np.asarray(obs[m], np.float32) for a, m in self.team.module_of.items()}
+        return {a: np.asarray(obs[m], self.obs_dtype) for a, m in self.team.module_of.items()}
 
     def render(self) -> np.ndarray | None:
         """The current state as a uint8 [height, width, 3] frame (render_mode "rgb_array")."""

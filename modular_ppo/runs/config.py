@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
-from modular_ppo.body import family_members, load_body
+from modular_ppo.body import BODY_SETS, family_members, load_body
 from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, EnvConfig
 from modular_ppo.errors import ModularPPOError
@@ -242,8 +242,11 @@ FAMILY_RANGE = re.compile(r"^(?P<stem>.+)-(?P<first>\d+)\.\.(?P<last>\d+)$")
 
 def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:
     """"centipede-4..8" -> ("centipede-4", "centipede-6", "centipede-8"): the members of
-    the range that the family has (`modular_ppo.body.family_members`); any other name ->
+    the range that the family has (`modular_ppo.body.family_members`); a named body set
+    ("smp-walker++", `modular_ppo.body.BODY_SETS`) -> its bodies; any other name ->
     (name,). RunConfigError for a range with no member."""
+    if name in BODY_SETS:
+        return BODY_SETS[name]
     match = FAMILY_RANGE.match(name)
     if match is None:
         return (name,)
