@@ -19,6 +19,8 @@ import json
 import time
 from pathlib import Path
 
+from modular_ppo.interop.brax_env import install_jax_compatibility  # noqa: F401 (cases.py too)
+
 BODIES = Path(__file__).resolve().parents[1] / "bodies"
 
 PUBLISHED = {
@@ -55,18 +57,6 @@ def brax_ppo_settings(task: str = "ant", seed: int = 0, **shape: int) -> dict:
         seed=seed,
         **{**PUBLISHED[task], **shape},
     )
-
-
-def install_jax_compatibility() -> None:
-    """Brax 0.14.2's PPO calls `jax.device_put_replicated`, which JAX 0.10 removed: give it
-    the replacement (a leading axis of one copy per device, as pmap expects)."""
-    import jax
-    import jax.numpy as jnp
-
-    def device_put_replicated(tree, devices):
-        return jax.tree.map(lambda x: jnp.stack([jnp.asarray(x)] * len(devices)), tree)
-
-    jax.device_put_replicated = device_put_replicated
 
 
 def make_env(task: str = "ant"):

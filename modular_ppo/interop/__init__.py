@@ -1,5 +1,5 @@
-"""Other libraries' environment APIs over a body: JaxMARL, PettingZoo, Gymnasium. A stage
-beside the pipeline: it imports only `body` and `env`, and nothing in the pipeline imports
+"""Other libraries' environment APIs over a body: JaxMARL, PettingZoo, Gymnasium, Brax. A
+stage beside the pipeline: it imports only `body` and `env`, and nothing in the pipeline imports
 it. Each name's docstring is its contract:
 
 - JaxMARL: `JaxMARLEnv` (jaxmarl_env.py: a `MultiAgentEnv` on MJX, jit / vmap-able; any
@@ -10,14 +10,17 @@ it. Each name's docstring is its contract:
 - MaMuJoCo to the letter: `mamujoco_env`, `make`, `MAMUJOCO_IDS` (mamujoco.py: gymnasium-
   robotics' MaMuJoCo scenarios on Gymnasium's v5 files, as its `parallel_env`; the
   single-agent views registered as "modular_ppo/<scenario>-v5"; docs/mamujoco.md);
+- Brax: `BraxModularEnv` (brax_env.py: Brax's `Env`, one agent acting for every module, so
+  Brax's own trainers train a body; registering it with Brax, and
+  `install_jax_compatibility` for Brax 0.14's trainers under JAX 0.10, in its docstring);
 - what they share: agents = actuated modules with per-agent actions and rewards (`Team`,
   team.py), episodes whose end is visible (`episodic`, episodes.py: the env on a
   simulator that never restarts), bodies by name, path or BodyGraph (bodies.py);
 - errors: `InteropError`, `AgentActionError` (errors.py).
 
 The adapters are imported on first use (`from modular_ppo.interop import JaxMARLEnv`
-imports jaxmarl, about 4 s; PettingZoo and Gymnasium are not imported with it).
-`pip install 'modular_ppo[interop]'` installs jaxmarl, pettingzoo and gymnasium.
+imports jaxmarl, about 4 s; PettingZoo, Gymnasium and Brax are not imported with it).
+`pip install 'modular_ppo[interop]'` installs jaxmarl, pettingzoo, gymnasium and brax.
 """
 
 import importlib
@@ -34,6 +37,7 @@ _ADAPTERS = {
     "mamujoco_env": "modular_ppo.interop.mamujoco",
     "make": "modular_ppo.interop.mamujoco",
     "MAMUJOCO_IDS": "modular_ppo.interop.mamujoco",
+    "BraxModularEnv": "modular_ppo.interop.brax_env",
 }
 
 
@@ -44,6 +48,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AgentActionError", "GymnasiumModularEnv", "InteropError", "JaxMARLEnv", "MABRAX_TASKS",
-    "MAMUJOCO_IDS", "ParallelModularEnv", "Team", "episodic", "make", "mamujoco_env",
+    "AgentActionError", "BraxModularEnv", "GymnasiumModularEnv", "InteropError", "JaxMARLEnv",
+    "MABRAX_TASKS", "MAMUJOCO_IDS", "ParallelModularEnv", "Team", "episodic", "make",
+    "mamujoco_env",
 ]

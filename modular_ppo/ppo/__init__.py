@@ -10,7 +10,8 @@ trained on one body or several. Each entry point's docstring is its contract:
   the step compiled, optionally kept between runs as an exported program:
   `compile_train_step`, `ExportedSteps` (exported_step.py);
   several processes: `DistributedConfig`, `start_distributed`, `initialize_distributed`
-  (distributed.py);
+  (distributed.py); several seeds in one compiled program: `new_seed_states`,
+  `train_seeds`, `train_step_seeds`, `one_seed` (seeds.py);
 - evaluation: `make_evaluator`, `evaluate` (evaluate.py);
 - building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage`,
   `collect_rollout`, `replay`, `make_batch`, `policy_advantages`, `split_environments`,
@@ -46,6 +47,13 @@ from modular_ppo.ppo.state import (
     place_state,
     state_shardings,
 )
+from modular_ppo.ppo.seeds import (
+    SeedsResult,
+    new_seed_states,
+    one_seed,
+    train_seeds,
+    train_step_seeds,
+)
 from modular_ppo.ppo.step import train_step
 from modular_ppo.ppo.train import OnIteration, TrainResult, train, train_from_scratch
 
@@ -71,6 +79,7 @@ __all__ = [
     "PPOConfigError",
     "Replay",
     "Rollout",
+    "SeedsResult",
     "TrainResult",
     "TrainingState",
     "clipped_policy_loss",
@@ -86,7 +95,9 @@ __all__ = [
     "make_evaluator",
     "make_optimizer",
     "metrics_to_host",
+    "new_seed_states",
     "new_training_state",
+    "one_seed",
     "per_key_gae",
     "place_state",
     "policy_advantages",
@@ -97,5 +108,7 @@ __all__ = [
     "team_advantage",
     "train",
     "train_from_scratch",
+    "train_seeds",
     "train_step",
+    "train_step_seeds",
 ]

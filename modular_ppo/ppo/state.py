@@ -4,6 +4,7 @@ everything an exact resume needs. One body is a run with one group."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 
 import jax
@@ -143,7 +144,7 @@ def new_training_state(
         env, network = bodies[group.name]
         group_states[group.name] = GroupState(
             network=split[group.name][2],
-            env_state=jax.jit(jax.vmap(env.reset))(jax.random.split(env_key, group.n_envs)),
+            env_state=reset_envs(env, jax.random.split(env_key, group.n_envs)),
             recurrent=network.initialize_state(group.n_envs),
         )
     state = TrainingState(
@@ -159,6 +160,13 @@ def new_training_state(
     # to a device. Fixing both now lets a fresh state, the states that follow and a
     # restored one all use the same compiled step.
     return groups, place_state(jax.tree.map(strongly_typed, state), groups, config)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def reset_envs(env: ModularEnvProtocol, keys: PRNGKeyArray) -> State:
+    """`env.reset` of every key (leading axis: one env each). Jitted with the env static,
+    so every state built for the same env (each seed of a run) reuses one compiled reset."""
+    return jax.vmap(env.reset)(keys)
 
 
 def check_groups(groups: tuple[BodyGroup, ...], config: PPOConfig) -> None:

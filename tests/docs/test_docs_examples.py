@@ -65,7 +65,7 @@ def test_quick_start_commands_are_what_ci_runs():
 
 # --- Python examples ------------------------------------------------------------------------
 
-COMPILES_A_STEP = ("train_from_scratch", "jax.jit")
+COMPILES_A_STEP = ("train_from_scratch", "train_seeds", "ppo.train(", "jax.jit")
 """Examples that compile a training step or an MJX step (about a minute each on 2 busy
 cores) run with the slow checks, `pytest -m benchmark tests/docs`; the others in CI."""
 PYTHON_BLOCKS = [

@@ -1,0 +1,151 @@
+"""Several seeds of one run config trained as one compiled program (`ppo.seeds`), each seed
+keeping a run dir of its own, as `run_training` keeps one run's:
+
+    <runs_root>/<body>/<run name or time stamp>-seed<k>/   config.json (seed k), metrics.jsonl,
+                                                         TensorBoard events, checkpoints,
+                                                         eval.json, videos
+
+Each dir is a whole run of that seed: `read_metrics`, `cli.py analyze`, `eval` and
+`train --resume DIR` (which continues that seed alone) read it as any other. Runs with
+`resume`, `init_from`, `data_parallel` or several processes are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import jax
+from rich.console import Console
+
+from modular_ppo.ppo.seeds import one_seed, stack, train_seeds
+from modular_ppo.runs.build import Run, build_run, checkpointer_for
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.errors import RunConfigError, TrainingFailed, TrainingInterrupted
+from modular_ppo.runs.failure import nonfinite_failure
+from modular_ppo.runs.held_out import evaluator_with_held_out
+from modular_ppo.runs.interrupts import StopRequests
+from modular_ppo.runs.metrics_log import MetricsLog, to_floats
+from modular_ppo.runs.run_dir import CONFIG_FILE, EVAL_FILE, FAILURE_FILE, new_run_dir, write_json
+from modular_ppo.runs.train_run import _evaluate
+
+__all__ = ["run_seed_training"]
+
+
+def build_seed_runs(config: TrainRunConfig, seeds: Sequence[int]) -> list[Run]:
+    """`build_run` of `config` with each seed; RunConfigError unless they are one program
+    (they are whenever only the seed differs) or the config asks for what seeds cannot do."""
+    refused = {"resume": config.resume, "init_from": config.init_from,
+               "ppo.data_parallel": config.ppo.data_parallel or None}
+    for field, value in refused.items():
+        if value is not None:
+            raise RunConfigError(f"--seeds with --{field.replace('_', '-')}: several seeds "
+                                 "train fresh runs on one device; drop one of them.")
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise RunConfigError(f"--seeds {' '.join(map(str, seeds))}: give distinct seeds.")
+    if jax.process_count() > 1:
+        raise RunConfigError("--seeds in a run of several processes: train the seeds in "
+                             "one process.")
+    runs = [build_run(dataclasses.replace(config, seed=seed)) for seed in seeds]
+    shapes = [_program(run) for run in runs]
+    if any(shape != shapes[0] for shape in shapes):
+        raise RunConfigError("the seeds build different programs (bodies, env counts or "
+                             "network structures); report this: only values should differ.")
+    return runs
+
+
+def run_seed_training(
+    config: TrainRunConfig, seeds: Sequence[int], console: Console | None = None
+) -> list[Path]:
+    """Train `config` once per seed in `seeds`, all in one compiled program; return the
+    seeds' run dirs, in seed order (see module docstring). Raises TrainingFailed when a
+    seed's step flags non-finite values (that seed's dir gets failure.json; every seed's
+    last checkpoint is kept) and TrainingInterrupted on a stop signal (every seed saved)."""
+    console = console or Console()
+    console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network "
+                  f"for seeds {', '.join(map(str, seeds))} ...")
+    runs = build_seed_runs(config, seeds)
+    config = runs[0].config
+    stamp = config.run_name or dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    dirs = [new_run_dir(config.runs_root, run.name, f"{stamp}-seed{seed}")
+            for run, seed in zip(runs, seeds)]
+    for run, run_dir in zip(runs, dirs):
+        write_json(run_dir / CONFIG_FILE, run.record())
+        console.print(f"run dir: [bold]{run_dir}[/]")
+    logs = [MetricsLog(run_dir) for run_dir in dirs]
+    checkpointers = [checkpointer_for(run_dir, run) for run, run_dir in zip(runs, dirs)]
+    evaluators = [evaluator_with_held_out(run, config.eval) for run in runs]
+    eval_keys = [jax.random.key(seed + 1) for seed in seeds]  # as run_training's
+    started_at = time.perf_counter()
+    last = {"eval": -1, "checkpoint": 0}
+    outcome: dict[str, Exception | None] = {"stopped": None}
+
+    def due(kind: str, every: int, steps: int) -> bool:
+        return every > 0 and steps // every > last[kind] // every
+
+    def save(states, steps: int) -> None:
+        for i, checkpointer in enumerate(checkpointers):
+            checkpointer.save(steps, one_seed(states, i))
+        last["checkpoint"] = steps
+
+    def on_iteration(states, seed_metrics) -> bool:
+        steps = int(one_seed(states, 0).steps)
+        evaluate = due("eval", config.eval_every_steps, steps)
+        for i, host in enumerate(seed_metrics):
+            metrics = to_floats(host)
+            metrics["time/elapsed_s"] = time.perf_counter() - started_at
+            failure = nonfinite_failure(metrics, steps, last["checkpoint"] or None, dirs[i])
+            if failure is not None:
+                write_json(dirs[i] / FAILURE_FILE, failure)
+                outcome["stopped"] = outcome["stopped"] or TrainingFailed(
+                    f"seed {seeds[i]}: {failure['error']}", dirs[i])
+            elif evaluate:
+                metrics.update(_evaluate(evaluators[i], one_seed(states, i), eval_keys[i]))
+            logs[i].write(steps, metrics)
+        if evaluate:
+            last["eval"] = steps
+        returns = ", ".join(f"{m.get('episode/team_return', float('nan')):.1f}"
+                            for m in seed_metrics)
+        console.print(f"step {steps:,}: team return per seed {returns}; "
+                      f"{seed_metrics[0]['throughput/env_steps_per_s']:,.0f} env-steps/s")
+        if outcome["stopped"] is not None:
+            return True
+        if stop.requested or due("checkpoint", config.checkpoint_every_steps, steps):
+            save(states, steps)
+        if stop.requested:
+            outcome["stopped"] = TrainingInterrupted(dirs[0], steps, True, stop.signum)
+            return True
+        return False
+
+    try:
+        with StopRequests(console) as stop:
+            console.print("compiling the training step of every seed ...")
+            result = train_seeds(runs[0].groups, stack([run.state for run in runs]),
+                                 config.ppo, on_iteration=on_iteration)
+        if outcome["stopped"] is not None:
+            raise outcome["stopped"]
+        steps = int(one_seed(result.states, 0).steps)
+        if steps not in checkpointers[0].steps():
+            save(result.states, steps)
+        for i, (run, run_dir) in enumerate(zip(runs, dirs)):
+            state = one_seed(result.states, i)
+            final = _evaluate(evaluators[i], state, eval_keys[i])
+            logs[i].write(steps, final)
+            write_json(run_dir / EVAL_FILE, {"step": steps, **final})
+            console.print(f"seed {seeds[i]}: final eval at step {steps:,}: {run.summary(final)}")
+            if config.video:
+                run.write_videos(state, run_dir, console)
+    finally:
+        for log, checkpointer in zip(logs, checkpointers):
+            log.close()
+            checkpointer.close()
+    return dirs
+
+
+def _program(run: Run) -> tuple:
+    """What the compiled program depends on besides the env objects, which each seed's
+    build makes anew from the same config (the program steps the first seed's)."""
+    return tuple((g.name, g.n_envs, g.loss_weight, g.graphdef) for g in run.groups)

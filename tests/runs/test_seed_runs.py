@@ -1,0 +1,65 @@
+"""`run_seed_training`: one run dir per seed, each as `run_training` writes that seed's run
+(config.json with its seed, metrics, checkpoints, eval.json), with the same figures as that
+seed trained alone (rtol 1e-4 / atol 1e-5: the seeds' programs are batched, see
+tests/ppo/test_ppo_seeds.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from rich.console import Console
+from tiny_body import tiny_xml
+
+from modular_ppo.ppo import EvalConfig, PPOConfig
+from modular_ppo.runs import RunConfigError, TrainRunConfig, read_metrics, run_training
+from modular_ppo.runs.seed_runs import run_seed_training
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    body = tmp_path_factory.mktemp("bodies") / "tiny.xml"
+    body.write_text(tiny_xml())
+    return TrainRunConfig(
+        body=str(body), backend="cpu",
+        ppo=PPOConfig(n_envs=4, n_minibatches=2, rollout_length=4, n_epochs=1, total_steps=48),
+        eval=EvalConfig(n_envs=2, episode_length=4), eval_every_steps=32,
+        checkpoint_every_steps=16, video=False, runs_root=tmp_path_factory.mktemp("runs"),
+    )
+
+
+def test_each_seed_keeps_the_run_dir_of_that_seed_trained_alone(config):
+    dirs = run_seed_training(dataclasses.replace(config, run_name="together"), [1, 4],
+                             Console(quiet=True))
+    assert [d.name for d in dirs] == ["together-seed1", "together-seed4"]
+    alone = run_training(dataclasses.replace(config, seed=4, run_name="alone"),
+                         Console(quiet=True))
+    ours = dirs[1]
+    assert json.loads((ours / "config.json").read_text())["config"]["seed"] == 4
+    assert sorted(p.name for p in (ours / "checkpoints").iterdir()) == sorted(
+        p.name for p in (alone / "checkpoints").iterdir())
+    rows, reference = read_metrics(ours), read_metrics(alone)
+    assert [row["step"] for row in rows] == [row["step"] for row in reference]
+    for row, expected in zip(rows, reference):
+        keys = {k for k in expected if not k.startswith(("time/", "throughput/"))}
+        assert keys == {k for k in row if not k.startswith(("time/", "throughput/"))}
+        for key in keys:
+            np.testing.assert_allclose(row[key], expected[key], rtol=1e-4, atol=1e-5,
+                                       err_msg=f"step {row['step']} {key}")
+    final = json.loads((ours / "eval.json").read_text())
+    expected = json.loads((alone / "eval.json").read_text())
+    assert final["eval/team_return"] == pytest.approx(expected["eval/team_return"],
+                                                      rel=1e-4, abs=1e-5)
+    losses = [[row["losses/total"] for row in read_metrics(d) if "losses/total" in row]
+              for d in dirs]
+    assert losses[0] != losses[1]  # seeds 1 and 4 trained apart
+
+
+def test_seeds_refuse_what_they_cannot_do(config, tmp_path):
+    with pytest.raises(RunConfigError, match="distinct seeds"):
+        run_seed_training(config, [3, 3], Console(quiet=True))
+    with pytest.raises(RunConfigError, match="--resume"):
+        run_seed_training(dataclasses.replace(config, resume=tmp_path), [0, 1],
+                          Console(quiet=True))
