@@ -76,9 +76,22 @@ def load_run(run_dir: Path | str) -> RunCurves:
         label=label,
         modules=_modules_of(rows, config),
         bodies=tuple(config.get("bodies", ())),
-        steps=np.array([r["step"] for r in rows], dtype=np.int64),
+        steps=_steps(rows, run_dir),
         series=series,
     )
+
+
+def _steps(rows: list[dict], run_dir: Path) -> np.ndarray:
+    """The rows' "step" values; AnalysisError for one that is not a whole number >= 0."""
+    for row in rows:
+        step = row.get("step")
+        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < 2**62:
+            raise AnalysisError(
+                f"{run_dir / 'metrics.jsonl'}: a training row has step {step!r}; each row's "
+                '"step" is a whole number of env steps >= 0. Restore the file written by the '
+                "training run, or delete that row."
+            )
+    return np.array([row["step"] for row in rows], dtype=np.int64)
 
 
 def _as_float(value) -> float:

@@ -160,11 +160,19 @@ def _distributed_flags(argv: list[str]) -> DistributedConfig:
         value = _flag_value(argv, flag)
         return int(value) if value is not None and value.isdigit() else None
 
+    def seconds(flag: str) -> float:
+        value = _flag_value(argv, flag)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return DistributedConfig.timeout_s
+
     distributed = DistributedConfig(
         coordinator_address=_flag_value(argv, "--distributed.coordinator-address"),
         num_processes=number("--distributed.num-processes"),
         process_id=number("--distributed.process-id"),
         auto="--distributed.auto" in argv,
+        timeout_s=seconds("--distributed.timeout-s"),
     )
     check_distributed_backend(_flag_value(argv, "--backend") or "auto", distributed)
     return distributed

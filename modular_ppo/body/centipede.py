@@ -20,6 +20,9 @@ from modular_ppo.body.numerics import INIT_QPOS
 from modular_ppo.body.spec_parts import add_floor, add_motor, add_numeric, add_task, annotate, new_spec
 
 MIN_LEGS = 4
+MAX_LEGS = 256
+"""The most legs (128 segments, 385 modules): larger bodies take minutes to build and
+compile; the cap is checked before anything is built."""
 
 _PHYSICS = """
 Physics for MJX speed, as the ant: Newton solver, 1 iteration, 4 line-search steps, timestep
@@ -40,8 +43,8 @@ _SIDES = {"left": 1.0, "right": -1.0}
 
 
 def is_centipede_size(n_legs: int) -> bool:
-    """Whether a centipede can have `n_legs` legs: an even number >= 4."""
-    return n_legs >= MIN_LEGS and n_legs % 2 == 0
+    """Whether a centipede can have `n_legs` legs: an even number from 4 to MAX_LEGS."""
+    return MIN_LEGS <= n_legs <= MAX_LEGS and n_legs % 2 == 0
 
 
 def centipede_spec(n_legs: int) -> mujoco.MjSpec:
@@ -49,7 +52,8 @@ def centipede_spec(n_legs: int) -> mujoco.MjSpec:
     if not is_centipede_size(n_legs):
         raise BodyGraphError(
             f"centipede-{n_legs}: a centipede has an even number of legs, at least "
-            f"{MIN_LEGS} (two per torso segment). Use centipede-N with N in 4, 6, 8, ..."
+            f"{MIN_LEGS} (two per torso segment) and at most {MAX_LEGS}. Use centipede-N with "
+            f"N in 4, 6, 8, ..., {MAX_LEGS}."
         )
     n_segments = n_legs // 2
     spec = new_spec(f"centipede-{n_legs}", _PHYSICS, timestep=0.01, iterations=1)

@@ -142,8 +142,20 @@ class BodyGraph:
         """
         spec, where = load_spec(source)
         model = compile_spec(spec, where)
-        graph_name = name or spec.modelname or Path(where).stem
-        return _build(spec, model, where, graph_name, partition)
+        return _build(spec, model, where, name or model_name(spec, where), partition)
+
+
+MUJOCO_DEFAULT_NAME = mujoco.MjSpec().modelname
+"""The name MuJoCo gives a model whose <mujoco> element has no model= attribute."""
+
+
+def model_name(spec: mujoco.MjSpec, where: str) -> str:
+    """The body's name: its <mujoco model="..."> attribute; without one, the file's name
+    without its suffix (two such files then differ by name), MuJoCo's default for an XML
+    string or a spec (`where` "<xml string>" / "<MjSpec>")."""
+    if spec.modelname and spec.modelname != MUJOCO_DEFAULT_NAME:
+        return spec.modelname
+    return MUJOCO_DEFAULT_NAME if where.startswith("<") else Path(where).stem
 
 
 def _build(

@@ -30,6 +30,12 @@ legs for centipedes, segments for swimmers."""
 
 DEFAULT_GENERATED = ("centipede-4", "centipede-6", "centipede-8", "swimmer-4", "swimmer-6")
 
+MAX_SIZE_DIGITS = 9
+"""Sizes with more digits are past every family's cap (refused as 10**9, never converted)."""
+
+MAX_RANGE_SIZES = 1024
+"""The most sizes a family range ("centipede-4..8") may span."""
+
 _GENERATED_NAME = re.compile(r"^(?P<family>[a-z]+)-(?P<size>[^-]+)$")
 
 
@@ -50,13 +56,19 @@ def body_spec(name: str) -> mujoco.MjSpec | None:
             f"{match['family']}-6. Write {match['family']}-N."
         )
     build, _ = GENERATORS[match["family"]]
-    return build(int(match["size"]))
+    size = match["size"]
+    return build(int(size) if len(size) <= MAX_SIZE_DIGITS else 10**MAX_SIZE_DIGITS)
 
 
 def family_members(stem: str, first: int, last: int) -> tuple[str, ...]:
     """The names `stem`-N for N in first..last (inclusive) that a generated family has
     ("centipede", 3, 7 -> centipede-4, centipede-6: centipedes have an even number of legs);
     every N for any other stem (each name then loads, or fails, on its own)."""
+    if last - first >= MAX_RANGE_SIZES:
+        raise BodyGraphError(
+            f"{stem}-{first}..{last}: a range spans at most {MAX_RANGE_SIZES} sizes. Give a "
+            f"narrower range, e.g. {stem}-{first}..{first + 8}."
+        )
     _, has_size = GENERATORS.get(stem, (None, lambda size: True))
     return tuple(f"{stem}-{size}" for size in range(first, last + 1) if has_size(size))
 
@@ -66,7 +78,7 @@ def load_body(name_or_path: str, partition: Partition | None = None) -> BodyGrap
     limb-removed variant "<body>-without-<module>", see `variants`), or any MJCF file by
     path."""
     xml = BODIES_DIR / f"{name_or_path}.xml"
-    if "/" not in name_or_path and xml.is_file():
+    if "/" not in name_or_path and len(xml.name) < 256 and xml.is_file():  # no OS error
         return BodyGraph.from_mjcf(xml, partition, name_or_path)
     spec = body_spec(name_or_path) or smp_spec(name_or_path)
     if spec is not None:

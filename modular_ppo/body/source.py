@@ -21,7 +21,7 @@ def load_spec(source: MjcfSource) -> tuple[mujoco.MjSpec, str]:
     text = str(source)
     if isinstance(source, Path) or not text.lstrip().startswith("<"):
         path = Path(text)
-        if not path.is_file():
+        if not _is_file(path):
             raise BodyGraphError(
                 f"{path}: no such MJCF file. Give the path of an existing .xml file, "
                 "or a bundled body name (see `python cli.py bodies list`)."
@@ -38,6 +38,14 @@ def load_spec(source: MjcfSource) -> tuple[mujoco.MjSpec, str]:
         raise BodyGraphError(
             f"<xml string>: not a valid MJCF document: {_one_line(e)}. {_FIX_XML}"
         ) from None
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; False for a path the OS refuses to look up (too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def compile_spec(spec: mujoco.MjSpec, where: str) -> mujoco.MjModel:

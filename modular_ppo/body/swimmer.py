@@ -14,6 +14,9 @@ from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.spec_parts import add_floor, add_motor, add_task, annotate, new_spec
 
 MIN_SEGMENTS = 2
+MAX_SEGMENTS = 256
+"""The most segments: larger bodies take minutes to build and compile; the cap is checked
+before anything is built."""
 
 _PHYSICS = """
 Physics for MJX speed: Newton solver, 1 iteration, 4 line-search steps, timestep 0.01 s and
@@ -28,8 +31,8 @@ _JOINT_RANGE = 100 * 3.141592653589793 / 180
 
 
 def is_swimmer_size(n_segments: int) -> bool:
-    """Whether a swimmer can have `n_segments` segments: at least 2."""
-    return n_segments >= MIN_SEGMENTS
+    """Whether a swimmer can have `n_segments` segments: from 2 to MAX_SEGMENTS."""
+    return MIN_SEGMENTS <= n_segments <= MAX_SEGMENTS
 
 
 def swimmer_spec(n_segments: int) -> mujoco.MjSpec:
@@ -37,7 +40,8 @@ def swimmer_spec(n_segments: int) -> mujoco.MjSpec:
     if not is_swimmer_size(n_segments):
         raise BodyGraphError(
             f"swimmer-{n_segments}: a swimmer needs at least {MIN_SEGMENTS} segments (one "
-            f"motorized joint). Use swimmer-N with N >= {MIN_SEGMENTS}, e.g. swimmer-4."
+            f"motorized joint) and has at most {MAX_SEGMENTS}. Use swimmer-N with N from "
+            f"{MIN_SEGMENTS} to {MAX_SEGMENTS}, e.g. swimmer-4."
         )
     spec = new_spec(f"swimmer-{n_segments}", _PHYSICS, timestep=0.01, iterations=1)
     spec.option.density = 4000

@@ -259,6 +259,11 @@ def read_ppo_preset(texts: dict[str, str], where: str) -> dict[str, str]:
                 f'{where}: <text name="{PREFIX}{PPO_PRESET}" data="{text}">: "{item}" is not '
                 'a finite number. Give a finite value, e.g. "gamma=0.99", or remove it.'
             )
+        if field.strip() in preset:
+            raise BodyGraphError(
+                f'{where}: <text name="{PREFIX}{PPO_PRESET}" data="{text}">: "{field.strip()}" '
+                "is set twice. Keep one value for it."
+            )
         preset[field.strip()] = value.strip()
     return preset
 

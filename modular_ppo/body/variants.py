@@ -100,6 +100,13 @@ def _modules_touching_the_world(body: BodyGraph) -> set[str]:
 def _removed_modules(name: str, base: BodyGraph, removed: tuple[str, ...]) -> set[str]:
     """The listed modules and every module below them."""
     gone: set[str] = set()
+    repeated = sorted({module for module in removed if removed.count(module) > 1})
+    if repeated:
+        raise BodyGraphError(
+            f"{name}: {', '.join(WITHOUT + m for m in repeated)} is given more than once. "
+            f"Name each removed module once: {base.name}"
+            f"{''.join(WITHOUT + m for m in dict.fromkeys(removed))}."
+        )
     for module in removed:
         if module not in base.modules:
             raise BodyGraphError(

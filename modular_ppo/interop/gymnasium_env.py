@@ -23,7 +23,7 @@ from jaxtyping import Float
 
 from modular_ppo.body import BodyGraph, Partition
 from modular_ppo.env import EnvConfig
-from modular_ppo.interop.errors import AgentActionError
+from modular_ppo.interop.action_checks import checked_flat_action
 from modular_ppo.interop.pettingzoo_env import RENDER_MODES, ParallelModularEnv
 
 
@@ -73,13 +73,7 @@ class GymnasiumModularEnv(gymnasium.Env):
     def step(self, action: Float[np.ndarray, "act"]) -> tuple[
         Float[np.ndarray, "obs"], float, bool, bool, dict
     ]:
-        action = np.asarray(action, np.float32)
-        if action.shape != self.action_space.shape:
-            order = ", ".join(f"{a} ({s.stop - s.start})" for a, s in self.slices["action"].items())
-            raise AgentActionError(
-                f"action has shape {action.shape}; give shape {self.action_space.shape}: the "
-                f"agents' actions concatenated in order {order}, each in [-1, 1]."
-            )
+        action = checked_flat_action(action, self.action_space.shape, self.slices["action"])
         actions = {a: action[s] for a, s in self.slices["action"].items()}
         observations, rewards, terminations, truncations, infos = self.parallel.step(actions)
         first = self.agents[0]

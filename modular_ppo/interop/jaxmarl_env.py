@@ -33,6 +33,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from modular_ppo.body import BodyGraph, Partition, load_body
+from modular_ppo.interop.action_checks import check_traced_actions
 from modular_ppo.interop.bodies import resolve_body
 from modular_ppo.env import Backend, EnvConfig, State, make_env
 from modular_ppo.interop.episodes import episodic
@@ -123,6 +124,13 @@ class JaxMARLEnv(MultiAgentEnv):
         """The first observations and state of an episode, reset noise drawn from `key`."""
         state = self.env.reset(key)
         return self.get_obs(state), state
+
+    def step(self, key: PRNGKeyArray, state: State, actions: dict[str, Float[Array, "act"]],
+             reset_state: State | None = None) -> tuple:
+        """JaxMARL's step (auto-reset), the actions' agents, shapes and dtypes checked first
+        (AgentActionError naming the agent and its space), before JAX sees them."""
+        check_traced_actions(actions, self.action_spaces)
+        return super().step(key, state, actions, reset_state)
 
     @partial(jax.jit, static_argnums=(0,))
     def step_env(

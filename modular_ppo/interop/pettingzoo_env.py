@@ -32,6 +32,7 @@ from pettingzoo import ParallelEnv
 from modular_ppo.body import BodyGraph, Partition
 from modular_ppo.body.render import BodyRenderer
 from modular_ppo.env import EnvConfig, ModularEnv, make_env
+from modular_ppo.interop.action_checks import checked_agent_actions
 from modular_ppo.interop.bodies import resolve_body
 from modular_ppo.interop.episodes import episodic
 from modular_ppo.interop.errors import InteropError
@@ -125,6 +126,7 @@ class ParallelModularEnv(ParallelEnv):
     ]:
         if not self.agents:
             raise InteropError("step() after the episode ended (or before reset()): call reset().")
+        actions = checked_agent_actions(actions, self._action_spaces)
         self._state = self._step(self._state, self.team.module_actions(actions))
         state = self._state
         rewards = {a: float(r) for a, r in self.team.rewards(state.reward).items()}

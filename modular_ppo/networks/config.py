@@ -190,7 +190,7 @@ class NetworkConfig:
                 _check_positive(self, name)
         if not self.min_std > 0:
             _fail("min_std", "must be > 0")
-        if not math.exp(self.init_log_std) > self.min_std:
+        if not self.init_log_std > math.log(self.min_std):  # exp() would overflow past 709
             _fail(
                 "init_log_std",
                 f"gives std exp({self.init_log_std}) <= min_std ({self.min_std}); raise it",

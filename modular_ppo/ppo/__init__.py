@@ -10,8 +10,9 @@ trained on one body or several. Each entry point's docstring is its contract:
   the step compiled, optionally kept between runs as an exported program:
   `compile_train_step`, `ExportedSteps` (exported_step.py);
   several processes: `DistributedConfig`, `start_distributed`, `initialize_distributed`
-  (distributed.py); several seeds in one compiled program: `new_seed_states`,
-  `train_seeds`, `train_step_seeds`, `one_seed` (seeds.py);
+  (distributed.py), which first meet at the coordinator's port (rendezvous.py); several
+  seeds in one compiled program: `new_seed_states`, `train_seeds`, `train_step_seeds`,
+  `one_seed` (seeds.py);
 - evaluation: `make_evaluator`, `evaluate` (evaluate.py);
 - building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage`,
   `collect_rollout`, `replay`, `make_batch`, `policy_advantages`, `split_environments`,

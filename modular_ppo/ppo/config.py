@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import typing
 from collections.abc import Mapping
 
 from modular_ppo.ppo.errors import PPOConfigError
@@ -164,23 +165,31 @@ def with_preset(config: PPOConfig, preset: Mapping[str, str], where: str) -> PPO
                 f"{hint} Use the names of `python cli.py train --help`'s --ppo.* flags "
                 "(with underscores), or remove it."
             )
-        values[name] = _parse(text, getattr(config, name), f'{where}: <text name="'
-                              f'modular_ppo:ppo_preset">: {name}={text}')
-    return dataclasses.replace(config, **values)
-
-
-def _parse(text: str, like: object, where: str) -> object:
-    lowered = text.lower()
+        values[name] = _parse(text, typing.get_type_hints(PPOConfig)[name],
+                              f'{where}: <text name="modular_ppo:ppo_preset">: {name}={text}')
     try:
-        if lowered == "none":
-            return None
-        if isinstance(like, bool):
+        return dataclasses.replace(config, **values)
+    except PPOConfigError as error:
+        raise PPOConfigError(f'{where}: <text name="modular_ppo:ppo_preset">: {error} Fix '
+                             "its value.") from None
+
+
+def _parse(text: str, hint: object, where: str) -> object:
+    """`text` as a value of the field type `hint` (bool, int, float, optionally None)."""
+    kinds = [kind for kind in typing.get_args(hint) or (hint,) if kind is not type(None)]
+    optional = len(kinds) < len(typing.get_args(hint) or (hint,))
+    kind = kinds[0]
+    lowered = text.lower()
+    if lowered == "none" and optional:
+        return None
+    try:
+        if kind is bool:
             if lowered not in ("true", "false", "1", "0"):
                 raise ValueError
             return lowered in ("true", "1")
-        if isinstance(like, int):
-            return int(text)
-        return float(text)
+        return kind(text)
     except ValueError:
-        kind = type(like).__name__ if like is not None else "number"
-        raise PPOConfigError(f"{where}: needs a {kind}. Fix its value.") from None
+        names = {bool: "true or false", int: "whole number", float: "number"}
+        raise PPOConfigError(
+            f"{where}: needs a {names[kind]}{' or none' if optional else ''}. Fix its value."
+        ) from None

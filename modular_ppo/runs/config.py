@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from modular_ppo.ppo import (
     with_preset,
 )
 from modular_ppo.runs.errors import RunConfigError
+from modular_ppo.runs.validate import check_config, check_record
 
 
 StatisticsSource = Literal["warm-up", "trained-bodies"]
@@ -127,19 +127,7 @@ class TrainRunConfig:
     `--no-compile-cache`); the CLI sets it up before anything compiles."""
 
     def __post_init__(self) -> None:
-        for name in ("eval_every_steps", "checkpoint_every_steps"):
-            if getattr(self, name) < 0:
-                raise RunConfigError(f"TrainRunConfig.{name} = {getattr(self, name)}: give 0 or "
-                                     "a positive number of env steps.")
-        if self.keep_checkpoints < 1:
-            raise RunConfigError(
-                f"TrainRunConfig.keep_checkpoints = {self.keep_checkpoints}: keep at least 1."
-            )
-        if self.video_length < 1:
-            raise RunConfigError(
-                f"TrainRunConfig.video_length = {self.video_length}: give a positive number "
-                "of steps."
-            )
+        check_config(self, flag)  # numbers in their stated ranges, body count (runs/limits.py)
         if self.run_name is not None and (
             Path(self.run_name).name != self.run_name or self.run_name in ("", ".", "..")
         ):
@@ -148,9 +136,6 @@ class TrainRunConfig:
                 "the run directory is created as <runs_root>/<body>/<run_name>. Use "
                 "--runs-root to put runs elsewhere."
             )
-        for path, value in _leaves(self):
-            if isinstance(value, float) and not math.isfinite(value):
-                raise RunConfigError(f"{flag(path)} = {value}: give a finite number.")
         self._check_bodies()
         check_distributed_backend(self.backend, self.distributed)
         if self.init_optimizer != "fresh" and self.init_from is None:
@@ -237,7 +222,7 @@ def check_distributed_backend(backend: str, distributed: DistributedConfig) -> N
         )
 
 
-FAMILY_RANGE = re.compile(r"^(?P<stem>.+)-(?P<first>\d+)\.\.(?P<last>\d+)$")
+FAMILY_RANGE = re.compile(r"^(?P<stem>.+)-(?P<first>\d{1,9})\.\.(?P<last>\d{1,9})$")
 
 
 def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:
@@ -289,7 +274,12 @@ def train_defaults(body: str | None) -> TrainRunConfig:
     if not graph.ppo_preset:
         return TrainRunConfig()
     ppo = with_preset(default_ppo_config(), graph.ppo_preset, graph.source)
-    return TrainRunConfig(body=body, ppo=ppo)
+    try:
+        return TrainRunConfig(body=body, ppo=ppo)
+    except RunConfigError as error:  # a preset value beyond its stated range (runs/limits.py)
+        raise RunConfigError(
+            f'{graph.source}: <text name="modular_ppo:ppo_preset">: {error} Fix its value.'
+        ) from None
 
 
 _RESUME_IGNORES = frozenset({"runs_root", "run_name", "resume"})
@@ -383,6 +373,7 @@ def config_from_json(data: dict[str, Any]) -> TrainRunConfig:
         data = {**data, "backend": "mjx"}
     data = {**data, **{section: _renamed_keys(data[section], old_keys)
                        for section, old_keys in _OLD_KEYS.items() if section in data}}
+    check_record(data, TrainRunConfig, flag)  # numbers' types and ranges (runs/limits.py)
     return _from_json(TrainRunConfig, data)
 
 

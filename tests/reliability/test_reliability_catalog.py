@@ -237,7 +237,87 @@ CLI_CASES = [
           lambda p: p.train(p.body, "--arch", "shared", "--max-modules", "1"),
           "--max-modules 1: body 'tiny' has 2 modules", "Give --max-modules 2 or more"),
     _case("keep_no_checkpoints", lambda p: p.train(p.body, "--keep-checkpoints", "0"),
-          "keep_checkpoints = 0", "keep at least 1"),
+          "--keep-checkpoints 0", "out of range", "whole number from 1 to 10,000"),
+    # numbers beyond their stated range (runs/limits.py), before any work
+    _case("seed_past_its_dtype", lambda p: p.train(p.body, "--seed", str(2**70)),
+          f"--seed {2**70}", "out of range", "whole number from 0 to 4,294,967,295"),
+    _case("episode_length_huge", lambda p: p.train(p.body, "--env.episode-length", "10" * 15),
+          "--env.episode-length", "out of range", "from 1 to 1,000,000"),
+    _case("initial_log_std_huge", lambda p: p.train(p.body, "--init-log-std", "1e308"),
+          "--init-log-std 1e+308", "finite number from -20 to 5"),
+    _case("reset_noise_scale_huge",
+          lambda p: p.train(p.body, "--env.reset-noise-scale", "1e300"),
+          "--env.reset-noise-scale 1e+300", "from 0 to 10"),
+    _case("reset_noise_scale_nan", lambda p: p.train(p.body, "--env.reset-noise-scale", "nan"),
+          "EnvConfig.reset_noise_scale = nan", "give a finite number >= 0"),
+    _case("body_share_huge",
+          lambda p: p.train(f"{p.body},centipede-4", "--arch", "shared",
+                            "--body-env-shares", "1", "1e300"),
+          "--body-env-shares 1.0 1e+300", "finite number in (0, 1e+06]"),
+    _case("n_envs_past_the_cap", lambda p: p.train(p.body, "--ppo.n-envs", str(2**20)),
+          f"--ppo.n-envs {2**20}", "from 1 to 262,144"),
+    _case("total_steps_past_the_cap", lambda p: p.train(p.body, "--ppo.total-steps", "1" + "0" * 20),
+          "--ppo.total-steps", "from 1 to 1,000,000,000,000,000"),
+    _case("min_std_denormal", lambda p: p.train(p.body, "--min-std", "1e-320"),
+          "--min-std 1e-320", "from 1e-08 to 100"),
+    # presets and annotations, strict
+    _case("ppo_preset_malformed",
+          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
+                                                  'data="gamma"/></custom>'))),
+          '<text name="modular_ppo:ppo_preset" data="gamma">', '"gamma" is not "field=value"'),
+    _case("ppo_preset_duplicate_key",
+          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
+                                                  'data="gamma=0.9; gamma=0.95"/></custom>'))),
+          "modular_ppo:ppo_preset", '"gamma" is set twice', "Keep one value"),
+    _case("ppo_preset_none_where_not_allowed",
+          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
+                                                  'data="gamma=none"/></custom>'))),
+          lambda p: str(p.tmp / "body.xml"), "gamma=none: needs a number", "Fix its value"),
+    _case("ppo_preset_past_the_cap",
+          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
+                                                  'data="n_envs=4000000"/></custom>'))),
+          lambda p: str(p.tmp / "body.xml"), "modular_ppo:ppo_preset",
+          "--ppo.n-envs 4000000: out of range"),
+    _case("ppo_preset_not_a_whole_number",
+          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
+                                                  'data="n_envs=1e9"/></custom>'))),
+          "n_envs=1e9: needs a whole number"),
+    _case("variant_suffix_repeated",
+          lambda p: ["bodies", "show", "walker2d-modular-without-foot_left-without-foot_left"],
+          "-without-foot_left is given more than once", "walker2d-modular-without-foot_left."),
+    # sizes, capped before any work
+    _case("generated_body_too_large", lambda p: ["bodies", "show", "centipede-100000"],
+          "centipede-100000", "at most 256"),
+    _case("generated_body_size_with_thousands_of_digits",
+          lambda p: ["bodies", "show", "swimmer-" + "9" * 5000], "swimmer-", "at most 256"),
+    _case("family_range_too_wide", lambda p: p.train("centipede-4..100000000", "--arch", "shared"),
+          "centipede-4..100000000", "at most 1024 sizes"),
+    _case("too_many_bodies", lambda p: p.train("centipede-4..200", "--arch", "shared"),
+          "99 bodies", "at most 64"),
+    # several processes: checked before JAX's runtime starts
+    _case("distributed_rank_without_coordinator",
+          lambda p: p.train(p.body, "--distributed.num-processes", "2",
+                            "--distributed.process-id", "5"),
+          "--distributed.num-processes 2 and --distributed.process-id 5 without "
+          "--distributed.coordinator-address", "Give all three"),
+    _case("distributed_rank_outside_the_count",
+          lambda p: p.train(p.body, "--distributed.coordinator-address", "127.0.0.1:1234",
+                            "--distributed.num-processes", "2", "--distributed.process-id", "2"),
+          "process_id = 2", "from 0 to num_processes - 1 = 1"),
+    _case("distributed_port_out_of_range",
+          lambda p: p.train(p.body, "--distributed.coordinator-address", "127.0.0.1:70000",
+                            "--distributed.num-processes", "2", "--distributed.process-id", "0"),
+          "'127.0.0.1:70000'", "a whole number from 1 to 65535"),
+    _case("distributed_host_that_does_not_resolve",
+          lambda p: p.train(p.body, "--distributed.coordinator-address",
+                            "no-such-host.invalid:1234", "--distributed.num-processes", "2",
+                            "--distributed.process-id", "1", "--distributed.timeout-s", "5"),
+          "'no-such-host.invalid' cannot be resolved", "name or IP address"),
+    _case("distributed_timeout_not_positive",
+          lambda p: p.train(p.body, "--distributed.coordinator-address", "127.0.0.1:1234",
+                            "--distributed.num-processes", "2", "--distributed.process-id", "1",
+                            "--distributed.timeout-s", "0"),
+          "--distributed.timeout-s 0.0", "a number > 0"),
 ]
 
 
@@ -255,10 +335,19 @@ def _assert_clear_error(code: int, out: str, expected: list[str]) -> None:
         assert fragment in text, f"{fragment!r} missing from: {text}"
 
 
+def _tree(folder: Path) -> dict[Path, bytes | None]:
+    """Every path under `folder`: a file's bytes, None for a folder."""
+    return {p: (p.read_bytes() if p.is_file() else None) for p in folder.rglob("*")}
+
+
 @pytest.mark.parametrize("case", CLI_CASES, ids=lambda c: c.id)
 def test_cli_case(case: Case, paths: Paths):
-    code, out = cli_main(*case.argv(paths))
+    """One clear line, exit 2, and the filesystem as it was (no run directory made)."""
+    argv = case.argv(paths)
+    before = _tree(paths.tmp)
+    code, out = cli_main(*argv)
     _assert_clear_error(code, out, case.expected(paths))
+    assert _tree(paths.tmp) == before
 
 
 # Resume: copies of the session's straight run (checkpoints at steps 32 and 64).
@@ -364,6 +453,39 @@ def test_resume_with_config_json_corrupted(run_copy):
                                     "restore the file from a backup"])
 
 
+@pytest.mark.parametrize("changes, expected", [
+    ({"seed": "abc"}, ["--seed 'abc'", "not a number (str)", "whole number from 0"]),
+    ({"seed": 2**70}, [f"--seed {2**70}", "out of range"]),
+    ({"env__episode_length": 1e30}, ["--env.episode-length 1e+30", "not a whole number"]),
+    ({"video_length": True}, ["--video-length True", "not a number (bool)"]),
+    ({"ppo__n_envs": 4.5}, ["--ppo.n-envs 4.5", "not a whole number"]),
+    ({"body_env_shares": 5}, ["its config cannot be read", "Restore the file"]),
+    ({"network__init_log_std": "-0.5"}, ["--init-log-std '-0.5'", "not a number (str)"]),
+], ids=["seed_text", "seed_past_dtype", "episode_length_float", "video_length_bool",
+        "n_envs_fraction", "shares_not_a_list", "log_std_text"])
+def test_resume_config_of_wrong_types(run_copy, changes, expected):
+    """A config.json edited by hand: one line naming the file and the field, the run as
+    it was."""
+    _edit_config(run_copy, **changes)
+    before = _tree(run_copy)
+    code, out = cli_main("train", "--resume", run_copy)
+    _assert_clear_error(code, out, [str(run_copy / "config.json"), *expected])
+    assert _tree(run_copy) == before
+
+
+@pytest.mark.parametrize("step", [1.5, "64", None, -1])
+def test_analyze_a_metrics_row_with_a_bad_step(run_copy, tmp_path, step):
+    lines = (run_copy / "metrics.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    first = next(i for i, row in enumerate(rows) if "losses/total" in row)
+    rows[first]["step"] = step
+    (run_copy / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out = cli_main("analyze", run_copy, "--png", tmp_path / "a.png")
+    _assert_clear_error(code, out, [str(run_copy / "metrics.jsonl"), f"step {step!r}",
+                                    "whole number of env steps"])
+    assert not (tmp_path / "a.png").exists()
+
+
 def test_second_run_never_overwrites_an_existing_run_dir(straight_run, tiny_body, runs_root):
     before = {p: p.read_bytes() for p in straight_run.rglob("*") if p.is_file()}
     code, out = cli_main("train", "--body", tiny_body, *TINY, "--runs-root", runs_root,
@@ -438,3 +560,18 @@ def test_custom_env_that_does_not_reward_a_module(tmp_path):
                      "give each one a reward (0.0 where it earns none)"):
         assert fragment in message
     assert not list(tmp_path.iterdir())
+
+
+def test_two_files_without_model_train_together(compile_cache, tmp_path):
+    """README: an MJCF without model= is named after its file, so two such files are two
+    bodies of one run (MuJoCo names both "MuJoCo Model")."""
+    bodies = []
+    for name in ("left", "right"):
+        bodies.append(tmp_path / f"{name}.xml")
+        bodies[-1].write_text(tiny_xml().replace('model="tiny"', ""))
+    code, out = cli_main("train", "--body", ",".join(map(str, bodies)), "--arch", "shared",
+                         "--backend", "cpu", *TINY, "--ppo.total-steps", 16,
+                         "--runs-root", tmp_path / "runs", "--run-name", "pair")
+    assert code == 0, out
+    config = json.loads((tmp_path / "runs" / "left+right" / "pair" / "config.json").read_text())
+    assert config["bodies"] == ["left", "right"]

@@ -38,7 +38,7 @@ def test_preset_values_take_each_fields_type():
     [
         ({"gama": "0.99"}, r'x.xml: <text name="modular_ppo:ppo_preset">: "gama" is no PPO '
                            r"setting. Did you mean gamma\?"),
-        ({"n_epochs": "many"}, r"n_epochs=many: needs a int"),
+        ({"n_epochs": "many"}, r"n_epochs=many: needs a whole number"),
         ({"gamma": "1.5"}, r"PPOConfig.gamma = 1.5"),
     ],
 )
