@@ -15,8 +15,8 @@ homogenized observation concatenated, followed by the agent's one-hot index.
 
     state, curve = train_ippo(env, IPPOConfig(total_steps=...), jax.random.PRNGKey(0))
 
-`curve` rows: env steps so far, and the mean team return of the episodes that ended in
-that update (NaN when none did).
+`curve` rows: env steps so far, the mean team return of the episodes that ended in that
+update (NaN when none did), and the update's mean PPO loss over its minibatches.
 """
 
 from __future__ import annotations
@@ -213,23 +213,25 @@ def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict
 
             def minibatch(carry, idx):
                 params, opt_state = carry
-                grads = jax.grad(loss)(params, jax.tree.map(lambda x: x[idx], flat))
+                value, grads = jax.value_and_grad(loss)(
+                    params, jax.tree.map(lambda x: x[idx], flat))
                 updates, opt_state = optimizer.update(grads, opt_state)
-                return (optax.apply_updates(params, updates), opt_state), None
+                return (optax.apply_updates(params, updates), opt_state), value
 
-            return jax.lax.scan(minibatch, (params, opt_state), order)[0], None
+            return jax.lax.scan(minibatch, (params, opt_state), order)
 
-        (params, opt_state), _ = jax.lax.scan(
+        (params, opt_state), losses = jax.lax.scan(
             epoch, (params, opt_state), jax.random.split(shuffle_key, config.update_epochs))
-        return (params, opt_state, obs, env_state, running), jnp.nanmean(finished)
+        return (params, opt_state, obs, env_state, running), (jnp.nanmean(finished),
+                                                              losses.mean())
 
     step_fn = jax.jit(lambda carry, key: update(carry, key))
     carry = (params, opt_state, obs, env_state, running)
     curve = []
     for i, update_key in enumerate(jax.random.split(key, config.n_updates)):
-        carry, mean_return = step_fn(carry, update_key)
+        carry, (mean_return, mean_loss) = step_fn(carry, update_key)
         curve.append({"steps": (i + 1) * config.n_envs * config.n_steps,
-                      "team_return": float(mean_return)})
+                      "team_return": float(mean_return), "loss": float(mean_loss)})
     return carry[0], curve
 
 

@@ -3,7 +3,8 @@ stage beside the pipeline: it imports only `body` and `env`, and nothing in the 
 it. Each name's docstring is its contract:
 
 - JaxMARL: `JaxMARLEnv` (jaxmarl_env.py: a `MultiAgentEnv` on MJX, jit / vmap-able; any
-  body, or MABrax's task names `MABRAX_TASKS` with MABrax's observations, mabrax.py);
+  body, or MABrax's task names `MABRAX_TASKS` with MABrax's observations, mabrax.py;
+  `mabrax_env(task)`: MABrax to the letter, every agent rewarded with the team reward);
 - PettingZoo: `ParallelModularEnv` (pettingzoo_env.py: a `ParallelEnv` on the CPU
   backend, seeded resets, rgb_array rendering in render.py);
 - Gymnasium: `GymnasiumModularEnv` (gymnasium_env.py: one agent acting for every module);
@@ -32,6 +33,7 @@ from modular_ppo.interop.team import Team
 
 _ADAPTERS = {
     "JaxMARLEnv": "modular_ppo.interop.jaxmarl_env",
+    "mabrax_env": "modular_ppo.interop.jaxmarl_env",
     "ParallelModularEnv": "modular_ppo.interop.pettingzoo_env",
     "GymnasiumModularEnv": "modular_ppo.interop.gymnasium_env",
     "mamujoco_env": "modular_ppo.interop.mamujoco",
@@ -49,6 +51,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "AgentActionError", "BraxModularEnv", "GymnasiumModularEnv", "InteropError", "JaxMARLEnv",
-    "MABRAX_TASKS", "MAMUJOCO_IDS", "ParallelModularEnv", "Team", "episodic", "make",
+    "MABRAX_TASKS", "MAMUJOCO_IDS", "ParallelModularEnv", "Team", "episodic", "mabrax_env",
+    "make",
     "mamujoco_env",
 ]

@@ -9,9 +9,12 @@ JaxMARL's own `MultiAgentEnv.step` resets finished episodes (fresh reset noise f
 key); `step_env` is one step without reset, whose observation is the terminal one when the
 episode ends (see `episodes`).
 
+    env = mabrax_env("ant_4x2")                # MABrax to the letter (docs/interop.md)
+
 Per step, keyed by agent: obs (Float[obs_size]: the module's observation, or MABrax's for
 a MABrax task), rewards (the module's reward plus an even share of the non-agent modules',
-see `team`; `rewards["__all__"]` is the team reward, which MABrax gives every agent),
+see `team`, or with `shared_reward` the team reward, which MABrax gives every agent;
+`rewards["__all__"]` is the team reward),
 dones (bool, the same for every agent, also under `"__all__"`). infos: "truncation"
 (1.0 when the episode hit its time limit and did not terminate) and the env's per-step
 metrics ("forward_velocity", "reward/<term>", "invalid_action").
@@ -39,8 +42,7 @@ from modular_ppo.env import Backend, EnvConfig, State, make_env
 from modular_ppo.interop.episodes import episodic
 from modular_ppo.interop.errors import InteropError
 from modular_ppo.interop.mabrax import MABRAX_TASKS, agent_names, index_maps, mabrax_observer
-from modular_ppo.interop.team import Team
-
+from modular_ppo.interop.team import SharedRewardTeam, Team
 
 
 @contextlib.contextmanager
@@ -70,6 +72,8 @@ class JaxMARLEnv(MultiAgentEnv):
     config: the env's settings (observations, episode length, task overrides).
     backend: "mjx" (default), or "cpu" (MuJoCo's C simulator through a callback; the
         MABrax humanoid's observation needs MJX's body frames).
+    shared_reward: every agent gets the team reward (MABrax's reward), not its module's
+        reward and share.
     """
 
     def __init__(
@@ -78,6 +82,7 @@ class JaxMARLEnv(MultiAgentEnv):
         partition: Partition | None = None,
         config: EnvConfig = EnvConfig(),
         backend: Backend = "mjx",
+        shared_reward: bool = False,
     ):
         task = body if isinstance(body, str) and body in MABRAX_TASKS else None
         if task is not None:
@@ -98,15 +103,16 @@ class JaxMARLEnv(MultiAgentEnv):
         """The ModularEnv stepped, without auto-reset."""
         self.mabrax_task = task
         """The MABrax task name, or None."""
+        team = SharedRewardTeam if shared_reward else Team
         if task is None:
-            self.team = Team.of(self.env)
+            self.team = team.of(self.env)
             obs_sizes = {a: self.env.obs_sizes[m] for a, m in self.team.module_of.items()}
             self._observe: Callable[[State], dict[str, Array]] = lambda state: {
                 a: state.obs[m] for a, m in self.team.module_of.items()
             }
         else:
             action_map, obs_map = index_maps(task)
-            self.team = Team.of(self.env, agent_names(self.body, task, action_map))
+            self.team = team.of(self.env, agent_names(self.body, task, action_map))
             obs_sizes = {a: int(obs_map[a].size) for a in self.team.agents}
             observer = mabrax_observer(task, self.body, obs_map)
             self._observe = lambda state: observer(state.data)
@@ -157,3 +163,23 @@ class JaxMARLEnv(MultiAgentEnv):
     def agent_classes(self) -> dict[str, list[str]]:
         """One class: every agent is a module of the same body."""
         return {"modules": list(self.agents)}
+
+
+def mabrax_env(task: str, episode_length: int = 1000, backend: Backend = "mjx") -> JaxMARLEnv:
+    """MABrax's `jaxmarl.make(task, episode_length=...)` on MJX: MABrax's agents
+    ("agent_0", ...), observation and action spaces (Box, float32, actions in [-1, 1]),
+    observations (MABrax's index maps on Brax's observation, `mabrax`), every agent's
+    reward the team reward, `dones` True for every agent when the episode terminates or
+    reaches `episode_length` steps (then infos["truncation"] is 1.0 unless it also
+    terminated), and JaxMARL's auto-reset in `step`.
+
+    task: one of `MABRAX_TASKS` ("ant_4x2", "halfcheetah_6x1", "hopper_3x1",
+        "humanoid_9|8", "walker2d_2x3").
+    """
+    if task not in MABRAX_TASKS:
+        raise InteropError(
+            f"mabrax_env: no MABrax task '{task}'; use one of {', '.join(MABRAX_TASKS)} "
+            "(JaxMARLEnv serves any other body)."
+        )
+    return JaxMARLEnv(task, config=EnvConfig(episode_length=episode_length), backend=backend,
+                      shared_reward=True)

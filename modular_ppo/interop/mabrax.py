@@ -46,8 +46,9 @@ reward weights, healthy ranges and reset noise are the same as Brax's env's; the
 task is Brax's, while halfcheetah, hopper, walker2d and humanoid carry Gymnasium v5's,
 which differ from Brax's in that the alive bonus is not paid on the step that
 terminates (Brax pays it on every step) and the humanoid also pays Gymnasium's contact
-cost (5e-7, at most 10 per step). Rewards: this project's split per module (see `team`),
-summing to the team reward that MABrax gives every agent (`rewards["__all__"]` here).
+cost (5e-7, at most 10 per step). Rewards: `mabrax_env` gives every agent the team reward,
+as MABrax does; `JaxMARLEnv(task)` this project's split per module (see `team`), summing
+to the team reward (`rewards["__all__"]`).
 Episodes: both end after 1000 steps by default and on leaving the healthy ranges.
 
 `brax_observation` reads this project's MuJoCo state with Brax's formulas: on the same

@@ -65,3 +65,12 @@ class Team:
         others = [r for m, r in reward.items() if m not in agent_modules]
         share = sum(others, jnp.zeros(())) / len(self.module_of)
         return {a: reward[m] + share for a, m in self.module_of.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedRewardTeam(Team):
+    """A team whose every agent gets the team reward, as MABrax and MaMuJoCo give it."""
+
+    def rewards(self, reward: Mapping[str, Float[Array, ""]]) -> dict[str, Float[Array, ""]]:
+        """Every agent gets the team reward (the sum of the modules' rewards)."""
+        return dict.fromkeys(self.module_of, sum(reward.values(), jnp.zeros(())))
