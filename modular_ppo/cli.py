@@ -19,22 +19,26 @@ a persistent cache (`modular_ppo.compile_cache`: --compile-cache-dir DIR,
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 import sys
 from typing import Annotated, Any, Union
 
-import tyro
-import tyro._strings
-from rich.console import Console
-from rich.markup import escape
+from modular_ppo.headless import prepare_process
 
-from modular_ppo import commands
-from modular_ppo.compile_cache import persistent_compile_cache
-from modular_ppo.errors import ModularPPOError
-from modular_ppo.ppo import DistributedConfig, start_distributed
-from modular_ppo.runs.config import TrainRunConfig, check_distributed_backend, train_defaults
-from modular_ppo.runs.errors import TrainingInterrupted
+prepare_process()  # the command line's process: before anything below imports MuJoCo
+
+import tyro  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+from modular_ppo import commands  # noqa: E402
+from modular_ppo.cli_help import help_registry  # noqa: E402
+from modular_ppo.compile_cache import persistent_compile_cache  # noqa: E402
+from modular_ppo.errors import ModularPPOError  # noqa: E402
+from modular_ppo.ppo import DistributedConfig, start_distributed  # noqa: E402
+from modular_ppo.runs.config import TrainRunConfig, check_distributed_backend  # noqa: E402
+from modular_ppo.runs.errors import TrainingInterrupted  # noqa: E402
+from modular_ppo.runs.resolve import LoadedBodies, train_defaults  # noqa: E402
 
 Bodies = Annotated[
     commands.BodiesListCommand, tyro.conf.subcommand("list")
@@ -56,9 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     says what and how to fix it), 128 + signal number when a signal stopped training."""
     console = Console()
     argv = sys.argv[1:] if argv is None else list(argv)
+    loaded = LoadedBodies()
     try:
         start_distributed(_distributed_flags(argv))  # before anything that starts JAX
-        train_default = train_defaults(_flag_value(argv, "--body"))
+        train_default = train_defaults(_flag_value(argv, "--body"),
+                                       _flag_value(argv, "--partition"), loaded)
     except ModularPPOError as error:
         return _refuse(error, console)
     try:
@@ -73,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             )],
             args=argv,
             description=__doc__[:__doc__.index("\n\nThis module")],  # the user's part
+            registry=help_registry(),
         )
     except SystemExit as exit_:  # tyro has printed the usage error, or the help
         return exit_.code if isinstance(exit_.code, int) else 2
@@ -80,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         return _refuse(error, console)
     try:
         with _compile_cache(command, console):
-            _run(command, console)
+            _run(command, console, loaded)
     except ModularPPOError as error:
         return _refuse(error, console)
     except TrainingInterrupted as interrupted:
@@ -91,33 +98,6 @@ def main(argv: list[str] | None = None) -> int:
                       highlight=False)
         return 130
     return 0
-
-
-def help_text(docstring: str) -> str:
-    """A docstring as help text: the lines of each paragraph joined into one (the terminal
-    wraps it); blank lines, "- " / "* " items and indented lines (examples) keep their line
-    breaks.
-
-    tyro keeps every line break of a field docstring whose lines are indented in the source
-    (all of ours) and then wraps each line again, leaving a short broken line wherever a
-    source line ended; this replaces its `_strings.remove_single_line_breaks`."""
-    items = ("- ", "* ")
-    lines: list[str] = []
-    for line in inspect.cleandoc(docstring).splitlines():
-        line = line.rstrip()
-        previous = lines[-1] if lines else ""
-        continues_item = previous.startswith(items) and line.startswith("  ") \
-            and not line.startswith("   ")
-        joins = continues_item or (previous and line and not line[0].isspace()
-                                   and not previous[0].isspace() and not line.startswith(items))
-        if joins:
-            lines[-1] += " " + line.strip()
-        elif line or (lines and lines[-1]):
-            lines.append(line)
-    return "\n".join(lines).strip()
-
-
-tyro._strings.remove_single_line_breaks = help_text
 
 
 def run() -> None:
@@ -190,9 +170,9 @@ def _compile_cache(command: object, console: Console) -> contextlib.AbstractCont
     )
 
 
-def _run(command: object, console: Console) -> None:
+def _run(command: object, console: Console, loaded: LoadedBodies) -> None:
     if isinstance(command, TrainRunConfig):
-        commands.train(command, console)
+        commands.train(command, console, loaded)
     elif isinstance(command, commands.EvalCommand):
         commands.evaluate_run(command, console)
     elif isinstance(command, commands.RenderCommand):

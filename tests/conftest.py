@@ -1,7 +1,7 @@
 """Imported before every test module.
 
-- modular_ppo picks the headless GL backend before any test imports mujoco (MuJoCo reads
-  MUJOCO_GL once, at its first import).
+- `prepare_process` picks the headless GL backend before any test imports mujoco (MuJoCo
+  reads MUJOCO_GL once, at its first import).
 - XLA's backend optimization is off for the CI suite (and the CLI subprocesses it starts,
   through the environment): the suite is dominated by compiling many small programs that
   then run briefly, and this cuts its CPU time by about 30% (tests/networks: 234 -> 163
@@ -20,7 +20,9 @@ import jax
 import pytest
 from _pytest.mark.expression import Expression
 
-import modular_ppo  # noqa: F401
+from modular_ppo.headless import prepare_process
+
+prepare_process()
 
 
 def ci_suite_only(markexpr: str) -> bool:

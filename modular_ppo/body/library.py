@@ -11,6 +11,7 @@ from pathlib import Path
 
 import mujoco
 
+from modular_ppo.body.bundled_dir import BODIES_DIR
 from modular_ppo.body.centipede import centipede_spec, is_centipede_size
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
@@ -18,8 +19,6 @@ from modular_ppo.body.partition import Partition
 from modular_ppo.body.smp import smp_spec
 from modular_ppo.body.swimmer import is_swimmer_size, swimmer_spec
 from modular_ppo.body.variants import WITHOUT, split_variant, variant_spec
-
-BODIES_DIR = Path(__file__).resolve().parents[2] / "bodies"
 
 GENERATORS: dict[str, tuple[Callable[[int], mujoco.MjSpec], Callable[[int], bool]]] = {
     "centipede": (centipede_spec, is_centipede_size),

@@ -1,8 +1,9 @@
 """Frames of a body's state, headless, with MuJoCo's own renderer: the camera tracks the
 root body from a distance set by the body's size.
 
-`modular_ppo` sets MUJOCO_GL (osmesa where libOSMesa is installed, else egl) before MuJoCo
-is first imported; a user's own MUJOCO_GL wins.
+The command line sets MUJOCO_GL (osmesa where libOSMesa is installed, else egl) before MuJoCo
+is first imported (`modular_ppo.headless.prepare_process`, which a program that renders
+calls first); a user's own MUJOCO_GL wins.
 """
 
 from __future__ import annotations

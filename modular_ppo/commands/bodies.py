@@ -14,6 +14,7 @@ from modular_ppo.body import describe, load_body
 from modular_ppo.commands.tables import table
 from modular_ppo.env import EnvConfig, describe_observations, observation_layout
 from modular_ppo.networks import NetworkConfig, count_parameters, make_network
+from modular_ppo.networks.registry import ARCHITECTURES
 from modular_ppo.output_paths import make_parent, output_file
 
 
@@ -73,9 +74,10 @@ def show_body(command: BodiesShowCommand, console: Console | None = None,
         arch: count_parameters(
             make_network(body, obs_sizes, NetworkConfig(arch=arch), rngs=nnx.Rngs(0))
         )["total"]
-        for arch in ("separate", "shared", "graph", "attention")
+        for arch in ARCHITECTURES
     }
     console.print("parameters (default sizes): "
-                  + ", ".join(f"{arch} {n:,}" for arch, n in params.items()))
+                  + ", ".join(f"{arch} {n:,} ({ARCHITECTURES[arch].needs})"
+                              for arch, n in params.items()))
     if png is not None:
         console.print(f"graph drawn to {describe.draw_body_graph(body, make_parent(png))}")

@@ -63,17 +63,12 @@ class EvalCommand:
     """Where compiled programs are kept between commands."""
 
 
-def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
-    """Deterministic and stochastic returns of a run's latest checkpoint, per module: on
-    every body it trained on, or on `command.body` (zero-shot when the run did not train
-    on it; see `modular_ppo.runs.transfer`); on the run's simulator backend, or on
-    `command.backend` (sim-to-sim: the same policy on MJX or MuJoCo's C simulator).
-    Returns body -> {"deterministic": metrics, "stochastic": metrics}."""
-    console = console or Console()
-    run_dir, episodes, backend = command.run, command.episodes, command.backend
-    if not 1 <= episodes <= MAX_EPISODES:
-        raise CommandError(f"--episodes {episodes}: give a number of episodes from 1 to "
-                           f"{MAX_EPISODES:,} (they run side by side).")
+def _check_command(command: EvalCommand) -> None:
+    """CommandError for an episode count or warm-up out of range, or an --output file that
+    exists or has no folder."""
+    if not 1 <= command.episodes <= MAX_EPISODES:
+        raise CommandError(f"--episodes {command.episodes}: give a number of episodes from 1 "
+                           f"to {MAX_EPISODES:,} (they run side by side).")
     if not 0 <= command.warmup_steps <= MAX_WARMUP_STEPS:
         raise CommandError(f"--warmup-steps {command.warmup_steps}: give 0 (no warm-up) up to "
                            f"{MAX_WARMUP_STEPS:,} env steps.")
@@ -86,6 +81,17 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
             raise CommandError(f"--output {command.output}: no directory "
                                f"{command.output.parent}; create it or give a path in an "
                                "existing one.")
+
+
+def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
+    """Deterministic and stochastic returns of a run's latest checkpoint, per module: on
+    every body it trained on, or on `command.body` (zero-shot when the run did not train
+    on it; see `modular_ppo.runs.transfer`); on the run's simulator backend, or on
+    `command.backend` (sim-to-sim: the same policy on MJX or MuJoCo's C simulator).
+    Returns body -> {"deterministic": metrics, "stochastic": metrics}."""
+    console = console or Console()
+    run_dir, episodes, backend = command.run, command.episodes, command.backend
+    _check_command(command)
     run, step = restore_run(run_dir)
     key = transfer_key(run.config.seed)
     if command.body is None:

@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from rich.console import Console
 
 from modular_ppo.output_paths import output_folder
 from modular_ppo.ppo import start_distributed
 from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.resolve import LoadedBodies
 from modular_ppo.runs.train_run import run_training
 
 
-def train(config: TrainRunConfig, console: Console | None = None) -> None:
+def train(config: TrainRunConfig, console: Console | None = None,
+          loaded: LoadedBodies | None = None) -> None:
     """Check where the run will write (the runs root, or the resumed run's directory), join
-    the run's other processes (--distributed.*: environments split over every process's
-    devices, so --ppo.data-parallel is implied, on the MJX backend), then train
-    (`modular_ppo.runs.train_run.run_training`)."""
+    the run's other processes (--distributed.*), then train
+    (`modular_ppo.runs.train_run.run_training`, which resolves the config once).
+
+    loaded: bodies the command line loaded already (for their presets)."""
     if config.resume is not None:
         output_folder(config.resume, "--resume")
     else:
         output_folder(config.runs_root, "--runs-root")
-    if config.distributed.enabled:
-        start_distributed(config.distributed)
-        config = dataclasses.replace(
-            config, backend="mjx", ppo=dataclasses.replace(config.ppo, data_parallel=True))
-    run_training(config, console or Console())
+    start_distributed(config.distributed)
+    run_training(config, console or Console(), loaded=loaded)

@@ -11,6 +11,7 @@ from typing import Literal
 from modular_ppo.networks.errors import NetworkConfigError
 
 Architecture = Literal["separate", "shared", "graph", "attention"]
+"""The names of `networks.registry.ARCHITECTURES`, as the command line offers them."""
 Activation = Literal["tanh", "relu", "silu", "elu", "gelu"]
 Recurrence = Literal["none", "gru", "lstm"]
 Distribution = Literal["tanh_gaussian", "clipped_gaussian"]
@@ -60,8 +61,8 @@ class NetworkConfig:
     settings are nested as `graph` and `attention`.
     """
 
-    arch: Architecture = "shared"
-    """separate: an independent policy MLP and value MLP per module. shared: one policy MLP
+    arch: Architecture = "separate"
+    """The architecture (`networks.registry`). separate: an independent policy MLP and value MLP per module. shared: one policy MLP
     and one value MLP applied to every module's token (homologous modules share weights).
     graph: message passing along the module tree (NerveNet / SMP style). attention: a
     transformer over module tokens, optionally masked to nearby modules."""
@@ -149,62 +150,80 @@ class NetworkConfig:
     set it to share weights between bodies."""
 
     def __post_init__(self) -> None:
-        for name, choices in (
-            ("arch", Architecture),
-            ("activation", Activation),
-            ("recurrent", Recurrence),
-            ("distribution", Distribution),
-            ("module_identity", ModuleIdentity),
-            ("morphology", Morphology),
-        ):
-            allowed = typing.get_args(choices)
-            if getattr(self, name) not in allowed:
-                _fail(name, f"is {getattr(self, name)!r}; choose one of {', '.join(allowed)}")
-        for name in ("policy_hidden_sizes", "value_hidden_sizes"):
-            sizes = getattr(self, name)
-            if not sizes or any(not isinstance(s, int) or s < 1 for s in sizes):
-                _fail(name, f"is {sizes!r}; give one or more positive layer widths, e.g. (64, 64)")
-        for name in ("embedding_size", "recurrent_size", "attention.heads", "attention.layers"):
-            _check_positive(self, name)
-        if self.graph.rounds < 0:
-            _fail("graph.rounds", f"is {self.graph.rounds}; it must be >= 0")
-        if self.embedding_size % self.attention.heads:
-            _fail(
-                "attention.heads",
-                f"({self.attention.heads}) must divide embedding_size ({self.embedding_size}); "
-                "give a divisor of it, or change embedding_size",
-            )
-        for name in ("max_hops", "hop_bias"):
-            value = getattr(self.attention, name)
-            if value is not None and (not isinstance(value, int) or value < 0):
-                _fail(f"attention.{name}", f"is {value!r}; it must be an integer >= 0, or None")
-        if self.arch == "separate" and self.morphology != "none":
-            _fail(
-                "morphology",
-                f"is {self.morphology!r}, but arch 'separate' gives every module its own "
-                "weights, to which a module's constant features add nothing; use arch "
-                "shared, graph or attention, or morphology 'none'",
-            )
-        for name in ("max_modules", "max_obs_size", "max_action_size"):
-            if getattr(self, name) is not None:
-                _check_positive(self, name)
-        if not self.min_std > 0:
-            _fail("min_std", "must be > 0")
-        if not self.init_log_std > math.log(self.min_std):  # exp() would overflow past 709
-            _fail(
-                "init_log_std",
-                f"gives std exp({self.init_log_std}) <= min_std ({self.min_std}); raise it",
-            )
-        if not self.entropy_weight >= 0:
-            _fail("entropy_weight", "must be >= 0")
-        if not self.observation_clip > 0:
-            _fail("observation_clip", "must be > 0")
+        _check_choices_and_widths(self)
+        _check_architecture_settings(self)
+        _check_exploration(self)
 
     def morphology_in(self, stream: StreamName) -> bool:
         """Whether the `stream`'s tokens carry the modules' morphology features."""
         return self.morphology == "policy_and_value" or (
             self.morphology == "value" and stream == "value"
         )
+
+
+def _check_choices_and_widths(config: NetworkConfig) -> None:
+    """Fail on a name that is no choice of its field, or a width that is not positive."""
+    for name, choices in (
+        ("arch", Architecture),
+        ("activation", Activation),
+        ("recurrent", Recurrence),
+        ("distribution", Distribution),
+        ("module_identity", ModuleIdentity),
+        ("morphology", Morphology),
+    ):
+        allowed = typing.get_args(choices)
+        if getattr(config, name) not in allowed:
+            _fail(name, f"is {getattr(config, name)!r}; choose one of {', '.join(allowed)}")
+    for name in ("policy_hidden_sizes", "value_hidden_sizes"):
+        sizes = getattr(config, name)
+        if not sizes or any(not isinstance(s, int) or s < 1 for s in sizes):
+            _fail(name, f"is {sizes!r}; give one or more positive layer widths, e.g. (64, 64)")
+    for name in ("embedding_size", "recurrent_size", "attention.heads", "attention.layers"):
+        _check_positive(config, name)
+    for name in ("max_modules", "max_obs_size", "max_action_size"):
+        if getattr(config, name) is not None:
+            _check_positive(config, name)
+
+
+def _check_architecture_settings(config: NetworkConfig) -> None:
+    """Fail on graph, attention or morphology settings the architecture cannot use."""
+    # The registry builds networks from this module's config: imported here, not above.
+    from modular_ppo.networks.registry import acting_on_any_body, architecture
+
+    if config.graph.rounds < 0:
+        _fail("graph.rounds", f"is {config.graph.rounds}; it must be >= 0")
+    if config.embedding_size % config.attention.heads:
+        _fail(
+            "attention.heads",
+            f"({config.attention.heads}) must divide embedding_size ({config.embedding_size}); "
+            "give a divisor of it, or change embedding_size",
+        )
+    for name in ("max_hops", "hop_bias"):
+        value = getattr(config.attention, name)
+        if value is not None and (not isinstance(value, int) or value < 0):
+            _fail(f"attention.{name}", f"is {value!r}; it must be an integer >= 0, or None")
+    if architecture(config.arch).per_module_weights and config.morphology != "none":
+        _fail(
+            "morphology",
+            f"is {config.morphology!r}, but arch {config.arch!r} gives every module its own "
+            "weights, to which a module's constant features add nothing; use arch "
+            f"{acting_on_any_body()}, or morphology 'none'",
+        )
+
+
+def _check_exploration(config: NetworkConfig) -> None:
+    """Fail on a standard deviation, entropy weight or observation clip out of range."""
+    if not config.min_std > 0:
+        _fail("min_std", "must be > 0")
+    if not config.init_log_std > math.log(config.min_std):  # exp() would overflow past 709
+        _fail(
+            "init_log_std",
+            f"gives std exp({config.init_log_std}) <= min_std ({config.min_std}); raise it",
+        )
+    if not config.entropy_weight >= 0:
+        _fail("entropy_weight", "must be >= 0")
+    if not config.observation_clip > 0:
+        _fail("observation_clip", "must be > 0")
 
 
 def _check_positive(config: NetworkConfig, path: str) -> None:

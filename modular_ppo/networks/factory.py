@@ -10,14 +10,13 @@ from modular_ppo.body import BodyGraph
 from modular_ppo.networks.actor_critic import ModularActorCritic
 from modular_ppo.networks.config import NetworkConfig
 from modular_ppo.networks.layout import BodyLayout
-from modular_ppo.networks.separate import SeparateNetwork
-from modular_ppo.networks.token_network import TokenNetwork
+from modular_ppo.networks.registry import architecture
 
 
 def make_network(
     body: BodyGraph, obs_sizes: Mapping[str, int], config: NetworkConfig, *, rngs: nnx.Rngs
 ) -> ModularActorCritic:
-    """Build the `config.arch` network for `body`.
+    """Build the `config.arch` network for `body` (`networks.registry`).
 
     obs_sizes: module name -> observation size, for every module of the body (the env's
     `obs_sizes`). Action sizes are the modules' actuator counts. Parameters are drawn from
@@ -29,6 +28,4 @@ def make_network(
     `max_action_size` set) and `nnx.update(other, nnx.state(network, nnx.Param))`.
     """
     layout = BodyLayout.build(body, obs_sizes, config)
-    if config.arch == "separate":
-        return SeparateNetwork(layout, config, rngs=rngs)
-    return TokenNetwork(layout, config, rngs=rngs)
+    return architecture(config.arch).build(layout, config, rngs)

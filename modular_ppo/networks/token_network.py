@@ -3,6 +3,9 @@ over module tokens, so every module is served by the same weights."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 from flax import nnx
 from jaxtyping import Array, Float
@@ -12,8 +15,6 @@ from modular_ppo.networks.config import NetworkConfig
 from modular_ppo.networks.contract import NetState
 from modular_ppo.networks.heads import GaussianHead, ValueHead
 from modular_ppo.networks.layout import BodyLayout
-from modular_ppo.networks.message_passing import MessagePassing
-from modular_ppo.networks.mlp import MLP
 from modular_ppo.networks.recurrent import Carry
 from modular_ppo.networks.stream import Stream
 from modular_ppo.networks.tokens import (
@@ -23,42 +24,10 @@ from modular_ppo.networks.tokens import (
     token_size,
     with_global_features,
 )
-from modular_ppo.networks.transformer import Transformer, hop_mask
 
-
-def make_trunk(
-    layout: BodyLayout,
-    config: NetworkConfig,
-    inputs: int,
-    hidden: tuple[int, ...],
-    *,
-    rngs: nnx.Rngs,
-) -> MLP | MessagePassing | Transformer:
-    """The token trunk of `config.arch`: [modules, batch, inputs] -> [modules, batch, F]."""
-    if config.arch == "shared":
-        return MLP(inputs, hidden, config.activation, rngs=rngs)
-    if config.arch == "graph":
-        return MessagePassing(
-            inputs,
-            hidden,
-            config.embedding_size,
-            config.graph.rounds,
-            layout.parents,
-            config.activation,
-            rngs=rngs,
-        )
-    return Transformer(
-        inputs,
-        hidden,
-        config.embedding_size,
-        config.attention.heads,
-        config.attention.layers,
-        hop_mask(layout.hop_distance, config.attention.max_hops),
-        layout.hop_distance,
-        config.attention.hop_bias,
-        config.activation,
-        rngs=rngs,
-    )
+TrunkBuilder = Callable[[BodyLayout, NetworkConfig, int, tuple[int, ...], nnx.Rngs], Any]
+"""(layout, config, inputs, hidden sizes, rngs) -> a token trunk [modules, batch, inputs]
+-> [modules, batch, F] with an `out_features` attribute."""
 
 
 def swap_batch_and_modules(carry: Carry) -> Carry:
@@ -76,17 +45,18 @@ class TokenNetwork(ModularActorCritic):
     Tokens carry the modules' morphology features where `config.morphology_in(stream)`.
     """
 
-    def __init__(self, layout: BodyLayout, config: NetworkConfig, *, rngs: nnx.Rngs):
+    def __init__(self, layout: BodyLayout, config: NetworkConfig, trunk: TrunkBuilder, *,
+                 rngs: nnx.Rngs):
+        """trunk: builds the architecture's token trunk (`networks.registry`), once for the
+        policy stream and once for the value stream."""
         super().__init__(layout, config, rngs=rngs)
         identity = config.module_identity
         policy_inputs = token_size(layout, identity, config.morphology_in("policy"))
         value_inputs = token_size(layout, identity, config.morphology_in("value")) + (
             global_size(layout) if config.centralized_critic else 0
         )
-        policy_trunk = make_trunk(
-            layout, config, policy_inputs, config.policy_hidden_sizes, rngs=rngs
-        )
-        value_trunk = make_trunk(layout, config, value_inputs, config.value_hidden_sizes, rngs=rngs)
+        policy_trunk = trunk(layout, config, policy_inputs, config.policy_hidden_sizes, rngs)
+        value_trunk = trunk(layout, config, value_inputs, config.value_hidden_sizes, rngs)
         self.policy = Stream(
             policy_trunk,
             policy_trunk.out_features,

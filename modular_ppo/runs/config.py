@@ -1,10 +1,10 @@
-"""The configuration of a training run: everything needed to rebuild it, as one dataclass,
-and how a resumed run's config follows from the saved one and the settings given."""
+"""The configuration of a training run: everything needed to rebuild it, as one frozen
+dataclass checked on construction. `runs.resolve` turns the settings given into a run's
+final config; config_json.py reads and writes it."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,20 +12,14 @@ from typing import Annotated, Any, Literal
 
 import tyro
 
-from modular_ppo.body import BODY_SETS, family_members, load_body
+from modular_ppo.body import BODY_SETS, family_members
 from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, EnvConfig
-from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks import NetworkConfig
-from modular_ppo.ppo import (
-    DistributedConfig,
-    EvalConfig,
-    PPOConfig,
-    default_ppo_config,
-    with_preset,
-)
+from modular_ppo.networks.registry import acting_on_any_body, architecture
+from modular_ppo.ppo import DistributedConfig, EvalConfig, PPOConfig, default_ppo_config
 from modular_ppo.runs.errors import RunConfigError
-from modular_ppo.runs.validate import check_config, check_record
+from modular_ppo.runs.validate import check_config
 
 
 StatisticsSource = Literal["warm-up", "trained-bodies"]
@@ -64,7 +58,7 @@ class TrainRunConfig:
     seed: int = 0
     """Seeds parameters, environments and minibatch shuffling: the same seed gives the
     same run."""
-    network: Annotated[NetworkConfig, tyro.conf.arg(name="")] = NetworkConfig(arch="separate")
+    network: Annotated[NetworkConfig, tyro.conf.arg(name="")] = NetworkConfig()
     """Architecture (`--arch`) and network sizes. The network's flags carry no "network."
     prefix; its nested configs keep theirs (`--graph.rounds`, `--attention.heads`)."""
     backend: Backend = "auto"
@@ -161,19 +155,20 @@ class TrainRunConfig:
         if len(set(bodies)) != len(bodies):
             raise RunConfigError(f"--body {self.body!r}: each body may appear once; drop "
                                  "the repeated name.")
-        if len(bodies) > 1 and self.arch == "separate":
+        per_module = architecture(self.arch).per_module_weights
+        if len(bodies) > 1 and per_module:
             raise RunConfigError(
-                f"--body {self.body!r} with --arch separate: the separate architecture gives "
+                f"--body {self.body!r} with --arch {self.arch}: that architecture gives "
                 "every module its own weights, so one network cannot serve several bodies. "
-                "Use --arch shared, graph or attention (weights shared across modules and "
+                f"Use --arch {acting_on_any_body()} (weights shared across modules and "
                 "bodies), or train one body per run."
             )
         held_out = self.held_out_bodies
-        if held_out and self.arch == "separate":
+        if held_out and per_module:
             raise RunConfigError(
-                f"--held-out {' '.join(self.held_out)} with --arch separate: its weights belong "
-                "to the training bodies' modules by name and cannot act on other bodies. Use "
-                "--arch shared, graph or attention."
+                f"--held-out {' '.join(self.held_out)} with --arch {self.arch}: its weights "
+                "belong to the training bodies' modules by name and cannot act on other "
+                f"bodies. Use --arch {acting_on_any_body()}."
             )
         both = sorted(set(held_out) & set(bodies))
         if both:
@@ -251,161 +246,17 @@ def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:
     return members
 
 
-RESUME_MAY_CHANGE = frozenset({
-    "ppo.total_steps", "ppo.data_parallel", "eval_every_steps", "checkpoint_every_steps",
-    *(f"distributed.{field.name}" for field in dataclasses.fields(DistributedConfig)),
-    "keep_checkpoints", "video", "video_length", "held_out", "new_body_statistics",
-    *(f"cache.{field.name}" for field in dataclasses.fields(CompileCacheConfig)),
-    *(f"eval.{field.name}" for field in dataclasses.fields(EvalConfig)),
-})
-"""Settings a resumed run may take from the command line: none of them changes what the
-training computes, so the resumed run continues exactly where the saved one stopped."""
-
-def train_defaults(body: str | None) -> TrainRunConfig:
-    """The defaults of `cli.py train --body BODY`: TrainRunConfig() with the PPO settings
-    the body's file recommends (`modular_ppo:ppo_preset`), which flags still override.
-    Several bodies, or a body that does not load (the run reports why), keep the defaults."""
-    if body is None or "," in body:
-        return TrainRunConfig()
-    try:
-        graph = load_body(body)
-    except ModularPPOError:
-        return TrainRunConfig()
-    if not graph.ppo_preset:
-        return TrainRunConfig()
-    ppo = with_preset(default_ppo_config(), graph.ppo_preset, graph.source)
-    try:
-        return TrainRunConfig(body=body, ppo=ppo)
-    except RunConfigError as error:  # a preset value beyond its stated range (runs/limits.py)
-        raise RunConfigError(
-            f'{graph.source}: <text name="modular_ppo:ppo_preset">: {error} Fix its value.'
-        ) from None
-
-
-_RESUME_IGNORES = frozenset({"runs_root", "run_name", "resume"})
-"""The run directory is the one resumed; where new runs would go does not matter."""
-
-
-def resume_config(given: TrainRunConfig, saved: TrainRunConfig) -> TrainRunConfig:
-    """The config of a resumed run: `saved`, with the settings of RESUME_MAY_CHANGE that
-    `given` sets away from their defaults. A training setting that `given` sets away from
-    its default to a value the saved run does not have raises RunConfigError."""
-    defaults = dict(_leaves(TrainRunConfig()))
-    was = dict(_leaves(saved))
-    changes = {
-        path: value for path, value in _leaves(given)
-        if value != defaults[path] and path not in _RESUME_IGNORES
-    }
-    conflicts = [
-        f"{flag(path)} {value!r} (the run has {was[path]!r})"
-        for path, value in changes.items()
-        if path not in RESUME_MAY_CHANGE and value != was[path]
-    ]
-    if conflicts:
-        raise RunConfigError(
-            f"--resume {given.resume}: a resumed run keeps its own training settings, but "
-            f"these differ: {'; '.join(conflicts)}. Drop them to continue the run, or start "
-            "a new run (without --resume) to train with them."
-        )
-    allowed = {path: value for path, value in changes.items() if path in RESUME_MAY_CHANGE}
-    return _with_changes(saved, {**allowed, "resume": given.resume})
-
-
 def flag(path: str) -> str:
     """The command-line flag of a config field path such as "ppo.n_envs" or "network.arch"."""
     path = path.removeprefix("network.")  # the network's flags carry no prefix
     return "--" + path.replace("_", "-")
 
 
-def _leaves(config: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+def config_leaves(config: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     """(field path, value) of every non-dataclass field, nested configs flattened."""
     for field in dataclasses.fields(config):
         value = getattr(config, field.name)
         if dataclasses.is_dataclass(value):
-            yield from _leaves(value, f"{prefix}{field.name}.")
+            yield from config_leaves(value, f"{prefix}{field.name}.")
         else:
             yield f"{prefix}{field.name}", value
-
-
-def _with_changes(config: Any, changes: dict[str, Any]) -> Any:
-    kwargs = {}
-    for field in dataclasses.fields(config):
-        value = getattr(config, field.name)
-        if dataclasses.is_dataclass(value):
-            inner = {p.removeprefix(f"{field.name}."): v for p, v in changes.items()
-                     if p.startswith(f"{field.name}.")}
-            if inner:
-                kwargs[field.name] = _with_changes(value, inner)
-        elif field.name in changes:
-            kwargs[field.name] = changes[field.name]
-    return dataclasses.replace(config, **kwargs)
-
-
-def task_record(env: object) -> dict[str, object] | None:
-    """The task definition an env runs (its `task_spec`), for config.json; None for an env
-    without one (a custom env written against `ModularEnvProtocol`)."""
-    spec = getattr(env, "task_spec", None)
-    return spec.summary() if spec is not None else None
-
-
-def config_to_json(config: TrainRunConfig) -> dict[str, Any]:
-    return json.loads(json.dumps(dataclasses.asdict(config), default=str))
-
-
-_OLD_KEYS = {
-    "network": {
-        "message_passing_rounds": ("graph", "rounds"),
-        "attention_heads": ("attention", "heads"),
-        "attention_layers": ("attention", "layers"),
-        "attention_max_hops": ("attention", "max_hops"),
-        "centralised_critic": ("centralized_critic",),
-    },
-    "env": {"neighbour_hops": ("neighbor_hops",)},
-}
-"""Config section -> {key in config.json files written before the architecture settings
-were nested and the names spelled in US English -> its path in the section now}."""
-
-
-def config_from_json(data: dict[str, Any]) -> TrainRunConfig:
-    """Rebuild a TrainRunConfig written by `config_to_json` (nested configs, tuples, paths),
-    also from a config.json written by an earlier version (see `_OLD_KEYS`)."""
-    if "backend" not in data:  # written before the CPU backend existed: those ran on MJX
-        data = {**data, "backend": "mjx"}
-    data = {**data, **{section: _renamed_keys(data[section], old_keys)
-                       for section, old_keys in _OLD_KEYS.items() if section in data}}
-    check_record(data, TrainRunConfig, flag)  # numbers' types and ranges (runs/limits.py)
-    return _from_json(TrainRunConfig, data)
-
-
-def _renamed_keys(values: dict[str, Any], old_keys: dict[str, tuple[str, ...]]) -> dict[str, Any]:
-    """`values` (a config.json section) with the keys of `old_keys` moved to their current
-    paths; a key already at its current path is kept. `values` itself is left unchanged."""
-    renamed = {key: value for key, value in values.items() if key not in old_keys}
-    for old, path in old_keys.items():
-        if old not in values:
-            continue
-        *parents, leaf = path
-        inner = renamed
-        for parent in parents:
-            inner[parent] = dict(inner.get(parent, {}))  # a copy, not the one in `values`
-            inner = inner[parent]
-        inner.setdefault(leaf, values[old])
-    return renamed
-
-
-def _from_json(cls: type, values: dict[str, Any]) -> Any:
-    defaults = cls()
-    kwargs = {}
-    for field in dataclasses.fields(cls):
-        if field.name not in values:
-            continue
-        value, default = values[field.name], getattr(defaults, field.name)
-        if dataclasses.is_dataclass(default):
-            value = _from_json(type(default), value)
-        elif isinstance(default, tuple):
-            value = tuple(value)
-        elif (field.name in ("runs_root", "resume", "init_from", "compile_cache_dir")
-              and value is not None):
-            value = Path(value)
-        kwargs[field.name] = value
-    return cls(**kwargs)

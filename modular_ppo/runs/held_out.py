@@ -13,8 +13,8 @@ from flax import nnx
 
 from modular_ppo.ppo import EvalConfig, TrainingState, body_key, make_evaluator
 from modular_ppo.ppo.sharding import to_local
-from modular_ppo.runs.build import Run
 from modular_ppo.runs.metrics_log import to_floats
+from modular_ppo.runs.run import Run
 from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, network_for_body, new_body_statistics
 
 

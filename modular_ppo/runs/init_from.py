@@ -14,81 +14,35 @@ the new run's own.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
 
 import jax
 import optax
 from flax import nnx
 
-from modular_ppo.networks import NetworkConfig
+from modular_ppo.networks.registry import acting_on_any_body, architecture
 from modular_ppo.ppo import make_optimizer, place_state
 from modular_ppo.ppo.state import same_parameter_shapes
-from modular_ppo.runs.build import Run, load_run_config, restore_run
-from modular_ppo.runs.config import TrainRunConfig, flag
+from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.errors import RunConfigError, TransferError
+from modular_ppo.runs.run import Run
 from modular_ppo.runs.transfer import (
     DEFAULT_WARMUP_STEPS,
     network_state_on_body,
     transfer_key,
 )
 
-OBSERVATION_FIELDS = (
-    "observation", "neighbor_hops", "global_features", "body_features", "body_frame",
-    "contact_forces", "previous_action",
-)
-"""EnvConfig fields that decide what the network's inputs mean: a fine-tuned run takes them
-from its source, so the parameters read the features they were trained on."""
-NETWORK_FIELDS_OF_ITS_OWN = ("entropy_weight",)
-"""NetworkConfig fields that weight a loss term only: a fine-tuned run keeps its own."""
-
-
-def with_source_settings(config: TrainRunConfig) -> TrainRunConfig:
-    """`config` with the network settings and the observation settings (OBSERVATION_FIELDS)
-    of its --init-from run. Such flags set away from the defaults to other values than the
-    source's raise RunConfigError (the parameters fix them)."""
-    source = load_run_config(config.init_from)
-    _check_kept(config, source, "network",
-                [field.name for field in dataclasses.fields(NetworkConfig)
-                 if field.name not in NETWORK_FIELDS_OF_ITS_OWN],
-                f"the new run takes that run's network (arch {source.network.arch}), whose "
-                "parameters it starts from")
-    _check_kept(config, source, "env", OBSERVATION_FIELDS,
-                "the new run observes its bodies as that run did, so that the parameters "
-                "read the features they were trained on")
-    env = dataclasses.replace(
-        config.env, **{name: getattr(source.env, name) for name in OBSERVATION_FIELDS})
-    network = dataclasses.replace(source.network, **{
-        name: getattr(config.network, name) for name in NETWORK_FIELDS_OF_ITS_OWN})
-    return dataclasses.replace(config, network=network, env=env)
-
-
-def _check_kept(config: TrainRunConfig, source: TrainRunConfig, section: str,
-                names: Sequence[str], why: str) -> None:
-    """RunConfigError if a field of `config.<section>` named in `names` is set away from
-    the default to another value than the source run's."""
-    given, default, kept = (getattr(c, section) for c in (config, TrainRunConfig(), source))
-    changed = [name for name in names
-               if getattr(given, name) not in (getattr(default, name), getattr(kept, name))]
-    if changed:
-        flags = ", ".join(flag(f"{section}.{name}") for name in changed)
-        raise RunConfigError(
-            f"--init-from {config.init_from}: {why}, but these {section} settings differ "
-            f"from it: {flags}. Drop them."
-        )
-
-
 def start_from(run: Run, source_dir: Path) -> Run:
-    """`run` (freshly built with `with_source_settings`' config) with the parameters of
+    """`run` (freshly built: its config has the source's settings, `runs.source_settings`) with the parameters of
     `source_dir`'s latest checkpoint, the optimizer state of `run.config.init_optimizer`
     (fresh, or the checkpoint's) and normalizer statistics as the module docstring says."""
     source, _ = restore_run(source_dir)
     params = source.state.params
     if not same_parameter_shapes(params, run.state.params):
         bodies, network = ", ".join(source.bodies), source.config.network
-        why = ("--arch separate keeps weights per module name, so it fine-tunes only on the "
-               "bodies it trained on; start from a shared, graph or attention run."
-               if network.arch == "separate" else
+        why = (f"--arch {network.arch} keeps weights per module name, so it fine-tunes only "
+               f"on the bodies it trained on; start from a {acting_on_any_body()} run."
+               if architecture(network.arch).per_module_weights else
                f"That run's network was sized for its body alone (--max-modules "
                f"{network.max_modules} --max-obs-size {network.max_obs_size} "
                f"--max-action-size {network.max_action_size}, not recorded by the version "

@@ -22,7 +22,8 @@ from typing import Any
 import jax
 
 from modular_ppo.body import BodyGraph
-from modular_ppo.runs.config import TrainRunConfig, config_to_json
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.config_json import config_to_json
 from modular_ppo.runs.versions import LIBRARIES, PACKAGE_DIR, library_version
 
 NOT_IN_PROGRAM = ("body", "held_out", "seed", "eval", "eval_every_steps",

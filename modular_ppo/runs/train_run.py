@@ -20,17 +20,19 @@ import jax
 from rich.console import Console
 
 from modular_ppo.env.types import ModularEnvProtocol
-from modular_ppo.runs.build import Run, build_run, checkpointer_for, load_run_config
+from modular_ppo.runs.build import checkpointer_for, new_run
 from modular_ppo.runs.checkpoint import Checkpointer
-from modular_ppo.runs.config import TrainRunConfig, resume_config
+from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.errors import TrainingFailed, TrainingInterrupted
 from modular_ppo.runs.failure import nonfinite_failure
 from modular_ppo.runs.held_out import evaluator_with_held_out
-from modular_ppo.runs.init_from import start_from, with_source_settings
+from modular_ppo.runs.init_from import start_from
 from modular_ppo.runs.interrupts import StopRequests
 from modular_ppo.runs.metrics_log import MetricsLog, to_floats
 from modular_ppo.runs.processes import is_primary, path_of_primary
 from modular_ppo.runs.progress import Progress
+from modular_ppo.runs.resolve import LoadedBodies, resolve_train_config
+from modular_ppo.runs.run import Run
 from modular_ppo.runs.run_dir import (
     CONFIG_FILE,
     EVAL_FILE,
@@ -50,13 +52,14 @@ def run_training(
     console: Console | None = None,
     *,
     env: ModularEnvProtocol | None = None,
+    loaded: LoadedBodies | None = None,
 ) -> Path:
-    """Train as configured; return the run directory. With several bodies in --body, one
-    network is trained on all of them.
+    """Train as configured (resolved once by `runs.resolve.resolve_train_config`); return
+    the run directory. With several bodies in --body, one network is trained on all of them.
 
     env: train in this environment instead of the one the config describes (a custom
     task or wrapper); its body's name is recorded as the run's body. Resume such a run
-    by passing the same env again.
+    by passing the same env again. loaded: bodies the caller has loaded already.
     Raises TrainingFailed (non-finite values) and TrainingInterrupted (a stop signal), both
     after saving what can be saved; their messages say what is kept and what to do.
 
@@ -67,15 +70,10 @@ def run_training(
     started_at = time.perf_counter()
     primary = is_primary()
     console = (console or Console()) if primary else Console(quiet=True)
-    if config.resume is not None:
-        config = resume_config(config, load_run_config(config.resume))
-    else:
-        if env is not None:
-            config = dataclasses.replace(config, body=env.body.name)
-        if config.init_from is not None:
-            config = with_source_settings(config)
+    resolved = resolve_train_config(config, env, loaded)
+    config = resolved.config
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network ...")
-    run = build_run(config, env)
+    run = new_run(resolved)
     if config.init_from is not None and config.resume is None:
         run = start_from(run, config.init_from)
         console.print(f"starting from the parameters of {config.init_from} (its latest "
@@ -146,8 +144,7 @@ def _train(
     eval_key = jax.random.key(config.seed + 1)
     start = int(run.state.steps)
     last = {"eval": start if config.resume is not None else -1, "checkpoint": start}
-    saved = checkpointer.steps()
-    last_saved = saved[-1] if saved else None
+    last_saved = max(checkpointer.steps(), default=None)
     outcome: dict[str, Any] = {"stopped": None}
 
     def due(kind: str, every: int, steps: int) -> bool:
@@ -160,10 +157,7 @@ def _train(
         metrics["time/elapsed_s"] = time.perf_counter() - started_at
         failure = nonfinite_failure(metrics, steps, last_saved, run_dir)
         if failure is not None:
-            log.write(steps, metrics)
-            if log.enabled:
-                write_json(run_dir / FAILURE_FILE, failure)
-            outcome["stopped"] = TrainingFailed(failure["error"], run_dir)
+            outcome["stopped"] = _record_failure(failure, steps, metrics, log, run_dir)
             return True
         # The iteration's progress shows before its evaluation runs: the first line of a run
         # then comes as soon as training does, not an evaluation's seconds later.
@@ -191,6 +185,15 @@ def _train(
             step = last_saved if last_saved is not None else start
             raise TrainingInterrupted(run_dir, step, False, stop.signum or 2) from None
     return state, outcome["stopped"]
+
+
+def _record_failure(failure: dict[str, Any], steps: int, metrics: dict[str, float],
+                    log: MetricsLog, run_dir: Path) -> TrainingFailed:
+    """Log the failed iteration's metrics and write failure.json; the error to stop with."""
+    log.write(steps, metrics)
+    if log.enabled:
+        write_json(run_dir / FAILURE_FILE, failure)
+    return TrainingFailed(failure["error"], run_dir)
 
 
 def _evaluate(evaluator, state: Any, key) -> dict[str, float]:

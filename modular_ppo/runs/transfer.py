@@ -24,10 +24,12 @@ from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import ObsBlock, make_env, observation_layout
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks import MaxSizeTooSmall, make_network
+from modular_ppo.networks.registry import acting_on_any_body, architecture
 from modular_ppo.ppo import collect_rollout
-from modular_ppo.runs.build import Run, source_cannot_hold
 from modular_ppo.runs.config import StatisticsSource, TrainRunConfig
 from modular_ppo.runs.errors import TransferError
+from modular_ppo.runs.max_sizes import source_cannot_hold
+from modular_ppo.runs.run import Run
 
 DEFAULT_WARMUP_STEPS = 4096
 WARMUP_ENVS = 16
@@ -135,11 +137,11 @@ def network_for_body(
 
     run_name: how to call the run in error messages (its directory or its flag);
     this_run: the run is being set up (`--held-out`), so the fix is a flag of its own."""
-    if config.arch == "separate":
+    if architecture(config.arch).per_module_weights:
         raise TransferError(
-            f"{run_name} is trained with --arch separate, whose weights belong to the modules "
-            f"of {', '.join(config.bodies)} by name; they cannot act on body '{body_name}'. "
-            "Use --arch shared, graph or attention to act on other bodies."
+            f"{run_name} is trained with --arch {config.arch}, whose weights belong to the "
+            f"modules of {', '.join(config.bodies)} by name; they cannot act on body "
+            f"'{body_name}'. Use --arch {acting_on_any_body()} to act on other bodies."
         )
     body = load_body(body_name, config.partition)
     env = make_env(body, config.env, config.backend)

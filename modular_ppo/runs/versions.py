@@ -16,8 +16,10 @@ from typing import Any
 
 import jax
 
+from modular_ppo.body.bundled_dir import BODIES_DIR
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
-CODE_DIRS = (PACKAGE_DIR, PACKAGE_DIR.parent / "bodies")
+CODE_DIRS = (PACKAGE_DIR, BODIES_DIR)
 """What a run's code is: the package and the bundled bodies' MJCF files."""
 LIBRARIES = ("jax", "flax", "optax", "mujoco", "mujoco-mjx")
 

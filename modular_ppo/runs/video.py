@@ -1,7 +1,8 @@
 """Videos of a body acting, rendered with MuJoCo's own renderer, modules colored apart.
 
-Rendering is headless: `modular_ppo` picks `MUJOCO_GL=osmesa` when libOSMesa is installed,
-else `egl` (set MUJOCO_GL yourself to override). On Debian: `apt-get install libosmesa6`.
+Rendering is headless: the command line (`modular_ppo.headless.prepare_process`) picks
+`MUJOCO_GL=osmesa` when libOSMesa is installed, else `egl` (set MUJOCO_GL yourself to
+override). On Debian: `apt-get install libosmesa6`.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from modular_ppo import cli
+from modular_ppo.cli_help import help_text
 
 
 def test_help_text_joins_the_lines_of_a_paragraph_and_keeps_items_and_examples():
@@ -24,7 +25,7 @@ def test_help_text_joins_the_lines_of_a_paragraph_and_keeps_items_and_examples()
             python cli.py train --body ant-modular
             python cli.py eval --run RUN
         """
-    assert cli.help_text(docstring) == (
+    assert help_text(docstring) == (
         "First line of a paragraph, its continuation (indented in the source).\n"
         "\n"
         "- an item\n"

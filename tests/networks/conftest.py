@@ -102,9 +102,10 @@ SMALL = {
 
 
 def _small_config(**fields) -> NetworkConfig:
-    """NetworkConfig with the tests' small widths as defaults. A nested config ("graph",
-    "attention") may be given as a dict of its fields, which change only those fields."""
-    base = NetworkConfig(**SMALL)
+    """NetworkConfig with the tests' small widths as defaults (and arch "shared"). A nested
+    config ("graph", "attention") may be given as a dict of its fields, which change only
+    those fields."""
+    base = NetworkConfig(arch="shared", **SMALL)
     nested = {name: dataclasses.replace(getattr(base, name), **value)
               for name, value in fields.items() if isinstance(value, dict)}
     return dataclasses.replace(base, **{**fields, **nested})

@@ -43,11 +43,11 @@ def test_body_mismatches_name_module_and_field(bodies, obs_sizes_of):
     rngs = nnx.Rngs(0)
     missing = {m: n for m, n in sizes.items() if m != "back_left"}
     with pytest.raises(NetworkConfigError, match="missing \\['back_left'\\]"):
-        make_network(ant, missing, NetworkConfig(), rngs=rngs)
+        make_network(ant, missing, NetworkConfig(arch="shared"), rngs=rngs)
     with pytest.raises(NetworkConfigError, match="obs_sizes\\['torso'\\]"):
-        make_network(ant, {**sizes, "torso": -1}, NetworkConfig(), rngs=rngs)
+        make_network(ant, {**sizes, "torso": -1}, NetworkConfig(arch="shared"), rngs=rngs)
     with pytest.raises(NetworkConfigError, match="NetworkConfig.max_obs_size is 3 .* at least"):
-        make_network(ant, sizes, NetworkConfig(max_obs_size=3), rngs=rngs)
+        make_network(ant, sizes, NetworkConfig(arch="shared", max_obs_size=3), rngs=rngs)
 
 
 def test_bad_inputs_name_the_module(bodies, obs_sizes_of, random_obs, build):

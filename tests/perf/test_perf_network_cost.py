@@ -2,12 +2,7 @@
 own (it grows with the minibatch, and a transformer over module tokens costs more than one
 MLP per module), and the table divides every network by the separate one."""
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import network_cost  # noqa: E402
+import network_cost
 
 
 def test_flops_grow_with_the_minibatch_and_the_table_divides_by_separate():

@@ -4,11 +4,8 @@ runs with (one per core, waiting on the runs they need), on short stand-in proce
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from pinned_runs import run_pinned  # noqa: E402
+from pinned_runs import run_pinned
 
 NEEDS = {"b": "a", "d": "c"}
 """Job -> the job it waits on; "c" fails, so "d" never runs."""

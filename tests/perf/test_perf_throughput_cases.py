@@ -2,15 +2,9 @@
 policy in the loop runs and steps every env, and the report's target line divides the
 training figure by it."""
 
-import sys
-from pathlib import Path
-
+import cases
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import cases  # noqa: E402
-import report  # noqa: E402
+import report
 
 
 def test_mujoco_with_a_policy_in_the_loop_runs():

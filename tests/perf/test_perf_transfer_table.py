@@ -2,15 +2,12 @@
 report computes from run directories (written here by hand, as the CLI writes them)."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import records  # noqa: E402
-import transfer_table  # noqa: E402
+import records
+import transfer_table
 
 
 def test_a_family_gets_specialists_a_shared_run_and_fine_tuning_from_it():

@@ -16,7 +16,8 @@ import pytest
 from mujoco import mjx
 from reliability_tools import STEPS_PER_ITERATION, TINY, cli_main, plain
 
-from modular_ppo.runs.build import load_run_config, restore_run
+from modular_ppo.runs.build import restore_run
+from modular_ppo.runs.config_json import load_run_config
 
 
 @pytest.fixture(scope="module", params=["cpu", "mjx", "two bodies"])

@@ -17,12 +17,14 @@ from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, observation_layout
 from modular_ppo.networks import NetworkConfig, make_network
 from modular_ppo.ppo import EvalConfig, make_evaluator
-from modular_ppo.runs.build import build_run, load_run_config, restore_run
-from modular_ppo.runs.config import TrainRunConfig, config_to_json
+from modular_ppo.runs.build import build_run, restore_run
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.config_json import config_to_json, load_run_config
 from modular_ppo.runs.errors import RunConfigError
 from modular_ppo.runs.held_out import evaluator_with_held_out
-from modular_ppo.runs.init_from import start_from, with_source_settings
+from modular_ppo.runs.init_from import start_from
 from modular_ppo.runs.metrics_log import to_floats
+from modular_ppo.runs.source_settings import with_source_settings
 from modular_ppo.runs.transfer import matching_modules, policy_on_body
 
 

@@ -5,7 +5,8 @@ import json
 from pathlib import Path
 
 from modular_ppo.networks import AttentionConfig, GraphConfig, NetworkConfig
-from modular_ppo.runs.config import TrainRunConfig, config_from_json, config_to_json, flag
+from modular_ppo.runs.config import TrainRunConfig, flag
+from modular_ppo.runs.config_json import config_from_json, config_to_json
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,8 @@ import pytest
 
 from modular_ppo.body import load_body
 from modular_ppo.ppo import PPOConfig, PPOConfigError, default_ppo_config, with_preset
-from modular_ppo.runs.config import TrainRunConfig, train_defaults
+from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.resolve import train_defaults
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,7 +62,7 @@ def test_the_cli_refuses_a_bad_preset_before_parsing(tmp_path):
 
 def test_config_json_records_the_task_in_force():
     from modular_ppo.env import EnvConfig, make_env
-    from modular_ppo.runs.config import task_record
+    from modular_ppo.runs.config_json import task_record
 
     body = load_body("hopper-modular")
     record = task_record(make_env(body, EnvConfig(ctrl_cost_weight=0.5), "cpu"))
