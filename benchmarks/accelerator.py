@@ -48,9 +48,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from cli_runs import PROGRESS_PREFIX, ROOT, metrics_rows, run_cli
-from report import environment_facts
-from throughput import run_case_process
+from modular_ppo.headless import prepare_process
+
+prepare_process()  # an entry point: MUJOCO_GL and MJX's quiet import before anything imports MuJoCo
+
+from cli_runs import PROGRESS_PREFIX, ROOT, metrics_rows, run_cli  # noqa: E402
+from report import environment_facts  # noqa: E402
+from throughput import run_case_process  # noqa: E402
 
 BODY = "ant-modular"
 PLAN = ("raw/4096", "raw/8192", "train-first/4096", "train-second/4096", "host/4096",

@@ -17,8 +17,12 @@ from pathlib import Path
 import numpy as np
 from jaxtyping import Float, UInt8
 
-from modular_ppo.body import BodyGraph, load_body
-from modular_ppo.runs.video import module_colors, render_frames
+from modular_ppo.headless import prepare_process
+
+prepare_process()  # an entry point that renders: MUJOCO_GL before anything imports MuJoCo
+
+from modular_ppo.body import BodyGraph, load_body  # noqa: E402
+from modular_ppo.runs.video import module_colors, render_frames  # noqa: E402
 
 
 def settled_qpos(body: BodyGraph, seconds: float) -> Float[np.ndarray, "nq"]:

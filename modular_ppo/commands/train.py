@@ -8,6 +8,7 @@ from modular_ppo.output_paths import output_folder
 from modular_ppo.ppo import start_distributed
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.resolve import LoadedBodies
+from modular_ppo.runs.seed_runs import run_seed_training
 from modular_ppo.runs.train_run import run_training
 
 
@@ -15,7 +16,8 @@ def train(config: TrainRunConfig, console: Console | None = None,
           loaded: LoadedBodies | None = None) -> None:
     """Check where the run will write (the runs root, or the resumed run's directory), join
     the run's other processes (--distributed.*), then train
-    (`modular_ppo.runs.train_run.run_training`, which resolves the config once).
+    (`modular_ppo.runs.train_run.run_training`, which resolves the config once; with
+    `--seeds`, `runs.seed_runs.run_seed_training`: the seeds in one compiled program).
 
     loaded: bodies the command line loaded already (for their presets)."""
     if config.resume is not None:
@@ -23,4 +25,7 @@ def train(config: TrainRunConfig, console: Console | None = None,
     else:
         output_folder(config.runs_root, "--runs-root")
     start_distributed(config.distributed)
-    run_training(config, console or Console(), loaded=loaded)
+    if config.seeds:
+        run_seed_training(config, config.seeds, console or Console())
+    else:
+        run_training(config, console or Console(), loaded=loaded)

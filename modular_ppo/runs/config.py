@@ -58,6 +58,11 @@ class TrainRunConfig:
     seed: int = 0
     """Seeds parameters, environments and minibatch shuffling: the same seed gives the
     same run."""
+    seeds: tuple[int, ...] = ()
+    """Train these seeds (e.g. `--seeds 0 1 2 3 4`) as one compiled program, the training
+    states stacked on a leading seed axis, each seed keeping a run dir of its own
+    (`<run name>-seed<k>`; `--resume` on one continues that seed alone). Empty: one run of
+    `--seed`."""
     network: Annotated[NetworkConfig, tyro.conf.arg(name="")] = NetworkConfig()
     """Architecture (`--arch`) and network sizes. The network's flags carry no "network."
     prefix; its nested configs keep theirs (`--graph.rounds`, `--attention.heads`)."""

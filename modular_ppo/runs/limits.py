@@ -69,6 +69,7 @@ _HOPS = _int(0, 1024)
 
 LIMITS: dict[str, Limit] = {
     "seed": _int(0, 2**32 - 1),
+    "seeds": _int(0, 2**32 - 1),
     "body_env_shares": _float(0, MAX_WEIGHT, low_open=True),
     "body_loss_shares": _float(0, MAX_WEIGHT, low_open=True),
     # network

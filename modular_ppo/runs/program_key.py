@@ -26,7 +26,7 @@ from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.config_json import config_to_json
 from modular_ppo.runs.versions import LIBRARIES, PACKAGE_DIR, library_version
 
-NOT_IN_PROGRAM = ("body", "held_out", "seed", "eval", "eval_every_steps",
+NOT_IN_PROGRAM = ("body", "held_out", "seed", "seeds", "eval", "eval_every_steps",
                   "checkpoint_every_steps", "keep_checkpoints", "video", "video_length",
                   "runs_root", "run_name", "resume", "init_from", "init_optimizer",
                   "distributed", "cache")

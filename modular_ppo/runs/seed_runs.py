@@ -49,7 +49,7 @@ def build_seed_runs(config: TrainRunConfig, seeds: Sequence[int]) -> list[Run]:
     if jax.process_count() > 1:
         raise RunConfigError("--seeds in a run of several processes: train the seeds in "
                              "one process.")
-    runs = [build_run(dataclasses.replace(config, seed=seed)) for seed in seeds]
+    runs = [build_run(dataclasses.replace(config, seed=seed, seeds=())) for seed in seeds]
     shapes = [_program(run) for run in runs]
     if any(shape != shapes[0] for shape in shapes):
         raise RunConfigError("the seeds build different programs (bodies, env counts or "
@@ -67,82 +67,105 @@ def run_seed_training(
     console = console or Console()
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network "
                   f"for seeds {', '.join(map(str, seeds))} ...")
-    runs = build_seed_runs(config, seeds)
-    config = runs[0].config
-    stamp = config.run_name or dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    dirs = [new_run_dir(config.runs_root, run.name, f"{stamp}-seed{seed}")
-            for run, seed in zip(runs, seeds)]
-    for run, run_dir in zip(runs, dirs):
-        write_json(run_dir / CONFIG_FILE, run.record())
-        console.print(f"run dir: [bold]{run_dir}[/]")
-    logs = [MetricsLog(run_dir) for run_dir in dirs]
-    checkpointers = [checkpointer_for(run_dir, run) for run, run_dir in zip(runs, dirs)]
-    evaluators = [evaluator_with_held_out(run, config.eval) for run in runs]
-    eval_keys = [jax.random.key(seed + 1) for seed in seeds]  # as run_training's
-    started_at = time.perf_counter()
-    last = {"eval": -1, "checkpoint": 0}
-    outcome: dict[str, Exception | None] = {"stopped": None}
+    seed_runs = _SeedRuns(build_seed_runs(config, seeds), seeds, console)
+    try:
+        with StopRequests(console) as seed_runs.stop:
+            console.print("compiling the training step of every seed ...")
+            result = train_seeds(seed_runs.runs[0].groups,
+                                 stack([run.state for run in seed_runs.runs]),
+                                 seed_runs.config.ppo, on_iteration=seed_runs.on_iteration)
+        if seed_runs.stopped is not None:
+            raise seed_runs.stopped
+        seed_runs.finish(result.states)
+    finally:
+        seed_runs.close()
+    return seed_runs.dirs
 
-    def due(kind: str, every: int, steps: int) -> bool:
-        return every > 0 and steps // every > last[kind] // every
 
-    def save(states, steps: int) -> None:
-        for i, checkpointer in enumerate(checkpointers):
+class _SeedRuns:
+    """The seeds' run dirs, metrics logs, checkpointers and evaluators, and what happens
+    after each training call (metrics, evaluations, checkpoints, stop requests)."""
+
+    def __init__(self, runs: list[Run], seeds: Sequence[int], console: Console) -> None:
+        self.runs, self.seeds, self.console = runs, list(seeds), console
+        self.config = runs[0].config
+        stamp = self.config.run_name or dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.dirs = [new_run_dir(self.config.runs_root, run.name, f"{stamp}-seed{seed}")
+                     for run, seed in zip(runs, seeds)]
+        for run, run_dir in zip(runs, self.dirs):
+            write_json(run_dir / CONFIG_FILE, run.record())
+            console.print(f"run dir: [bold]{run_dir}[/]")
+        self.logs = [MetricsLog(run_dir) for run_dir in self.dirs]
+        self.checkpointers = [checkpointer_for(d, run) for run, d in zip(runs, self.dirs)]
+        self.evaluators = [evaluator_with_held_out(run, self.config.eval) for run in runs]
+        self.eval_keys = [jax.random.key(seed + 1) for seed in seeds]  # as run_training's
+        self.started_at = time.perf_counter()
+        self.last = {"eval": -1, "checkpoint": 0}
+        self.stopped: Exception | None = None
+        self.stop: StopRequests | None = None
+
+    def _due(self, kind: str, every: int, steps: int) -> bool:
+        return every > 0 and steps // every > self.last[kind] // every
+
+    def _save(self, states, steps: int) -> None:
+        for i, checkpointer in enumerate(self.checkpointers):
             checkpointer.save(steps, one_seed(states, i))
-        last["checkpoint"] = steps
+        self.last["checkpoint"] = steps
 
-    def on_iteration(states, seed_metrics) -> bool:
+    def _log_seed(self, i: int, states, host, steps: int, evaluate: bool) -> None:
+        metrics = to_floats(host)
+        metrics["time/elapsed_s"] = time.perf_counter() - self.started_at
+        failure = nonfinite_failure(metrics, steps, self.last["checkpoint"] or None,
+                                    self.dirs[i])
+        if failure is not None:
+            write_json(self.dirs[i] / FAILURE_FILE, failure)
+            self.stopped = self.stopped or TrainingFailed(
+                f"seed {self.seeds[i]}: {failure['error']}", self.dirs[i])
+        elif evaluate:
+            metrics.update(_evaluate(self.evaluators[i], one_seed(states, i), self.eval_keys[i]))
+        self.logs[i].write(steps, metrics)
+
+    def on_iteration(self, states, seed_metrics) -> bool:
+        """Log every seed's metrics (and evaluations when due); True to stop training."""
         steps = int(one_seed(states, 0).steps)
-        evaluate = due("eval", config.eval_every_steps, steps)
+        evaluate = self._due("eval", self.config.eval_every_steps, steps)
         for i, host in enumerate(seed_metrics):
-            metrics = to_floats(host)
-            metrics["time/elapsed_s"] = time.perf_counter() - started_at
-            failure = nonfinite_failure(metrics, steps, last["checkpoint"] or None, dirs[i])
-            if failure is not None:
-                write_json(dirs[i] / FAILURE_FILE, failure)
-                outcome["stopped"] = outcome["stopped"] or TrainingFailed(
-                    f"seed {seeds[i]}: {failure['error']}", dirs[i])
-            elif evaluate:
-                metrics.update(_evaluate(evaluators[i], one_seed(states, i), eval_keys[i]))
-            logs[i].write(steps, metrics)
+            self._log_seed(i, states, host, steps, evaluate)
         if evaluate:
-            last["eval"] = steps
+            self.last["eval"] = steps
         returns = ", ".join(f"{m.get('episode/team_return', float('nan')):.1f}"
                             for m in seed_metrics)
-        console.print(f"step {steps:,}: team return per seed {returns}; "
-                      f"{seed_metrics[0]['throughput/env_steps_per_s']:,.0f} env-steps/s")
-        if outcome["stopped"] is not None:
+        self.console.print(f"step {steps:,}: team return per seed {returns}; "
+                           f"{seed_metrics[0]['throughput/env_steps_per_s']:,.0f} env-steps/s")
+        if self.stopped is not None:
             return True
-        if stop.requested or due("checkpoint", config.checkpoint_every_steps, steps):
-            save(states, steps)
-        if stop.requested:
-            outcome["stopped"] = TrainingInterrupted(dirs[0], steps, True, stop.signum)
+        if self.stop.requested or self._due("checkpoint", self.config.checkpoint_every_steps,
+                                            steps):
+            self._save(states, steps)
+        if self.stop.requested:
+            self.stopped = TrainingInterrupted(self.dirs[0], steps, True, self.stop.signum)
             return True
         return False
 
-    try:
-        with StopRequests(console) as stop:
-            console.print("compiling the training step of every seed ...")
-            result = train_seeds(runs[0].groups, stack([run.state for run in runs]),
-                                 config.ppo, on_iteration=on_iteration)
-        if outcome["stopped"] is not None:
-            raise outcome["stopped"]
-        steps = int(one_seed(result.states, 0).steps)
-        if steps not in checkpointers[0].steps():
-            save(result.states, steps)
-        for i, (run, run_dir) in enumerate(zip(runs, dirs)):
-            state = one_seed(result.states, i)
-            final = _evaluate(evaluators[i], state, eval_keys[i])
-            logs[i].write(steps, final)
+    def finish(self, states) -> None:
+        """The last checkpoint, final evaluation, eval.json and videos of every seed."""
+        steps = int(one_seed(states, 0).steps)
+        if steps not in self.checkpointers[0].steps():
+            self._save(states, steps)
+        for i, (run, run_dir) in enumerate(zip(self.runs, self.dirs)):
+            state = one_seed(states, i)
+            final = _evaluate(self.evaluators[i], state, self.eval_keys[i])
+            self.logs[i].write(steps, final)
             write_json(run_dir / EVAL_FILE, {"step": steps, **final})
-            console.print(f"seed {seeds[i]}: final eval at step {steps:,}: {run.summary(final)}")
-            if config.video:
-                run.write_videos(state, run_dir, console)
-    finally:
-        for log, checkpointer in zip(logs, checkpointers):
+            self.console.print(f"seed {self.seeds[i]}: final eval at step {steps:,}: "
+                               f"{run.summary(final)}")
+            if self.config.video:
+                run.write_videos(state, run_dir, self.console)
+
+    def close(self) -> None:
+        for log, checkpointer in zip(self.logs, self.checkpointers):
             log.close()
             checkpointer.close()
-    return dirs
 
 
 def _program(run: Run) -> tuple:

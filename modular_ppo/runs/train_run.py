@@ -178,7 +178,7 @@ def _train(
 
     with Progress(config.ppo.total_steps, run.progress_modules, console,
                   bodies=run.progress_bodies) as progress:
-        progress.message("compiling the training step (the first call takes a while on CPU) ...")
+        progress.message(f"compiling the training step for {jax.devices()[0].device_kind} ...")
         try:
             state = run.fit(on_iteration)
         except KeyboardInterrupt:  # a second stop signal: no time to save

@@ -33,7 +33,7 @@ TINY = ["--ppo.n-envs", "4", "--ppo.n-minibatches", "2", "--ppo.rollout-length",
         "--ppo.n-epochs", "1", "--env.episode-length", "8", "--ppo.total-steps", "32",
         "--eval.n-envs", "2", "--eval.episode-length", "4", "--no-video"]
 """Two iterations of 4 envs x 4 steps, an evaluation at the end."""
-CACHED = ("train_step", "reset", "run_episodes")
+CACHED = ("train_step", "reset_envs", "run_episodes")
 """The programs a run compiles that take long enough to matter: the training step, the env
 reset and the evaluation."""
 

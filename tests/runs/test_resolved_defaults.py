@@ -25,6 +25,7 @@ ANT_DEFAULT = {
     "distributed.coordinator_address": None,
     "distributed.num_processes": None,
     "distributed.process_id": None,
+    "distributed.timeout_s": 60.0,
     "env.body_features": True,
     "env.body_frame": "root",
     "env.contact_cost_weight": None,
@@ -97,6 +98,7 @@ ANT_DEFAULT = {
     "run_name": None,
     "runs_root": "runs",
     "seed": 0,
+    "seeds": [],
     "video": True,
     "video_length": 250,
 }

@@ -63,3 +63,21 @@ def test_seeds_refuse_what_they_cannot_do(config, tmp_path):
     with pytest.raises(RunConfigError, match="--resume"):
         run_seed_training(dataclasses.replace(config, resume=tmp_path), [0, 1],
                           Console(quiet=True))
+
+
+def test_the_command_line_trains_the_seeds_in_one_program(config, tmp_path):
+    """`cli.py train --seeds 2 3`: one run dir per seed, each config.json with its seed."""
+    from modular_ppo import cli
+
+    code = cli.main(["train", "--body", config.body, "--backend", "cpu", "--seeds", "2", "3",
+                     "--ppo.n-envs", "4", "--ppo.n-minibatches", "2", "--ppo.rollout-length",
+                     "4", "--ppo.n-epochs", "1", "--ppo.total-steps", "16", "--eval.n-envs",
+                     "2", "--eval.episode-length", "4", "--no-video", "--runs-root",
+                     str(tmp_path), "--run-name", "cli"])
+    assert code == 0
+    dirs = sorted(tmp_path.glob("*/cli-seed*"))
+    assert [d.name for d in dirs] == ["cli-seed2", "cli-seed3"]
+    configs = [json.loads((d / "config.json").read_text())["config"] for d in dirs]
+    assert [c["seed"] for c in configs] == [2, 3]
+    assert all(c["seeds"] == [] for c in configs)  # a resume of one dir continues that seed
+    assert all(read_metrics(d)[-1]["step"] == 16 for d in dirs)
