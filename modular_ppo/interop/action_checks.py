@@ -103,6 +103,20 @@ def _is_numeric_like(value: object) -> bool:
     return isinstance(value, (int, float, list, tuple, np.generic)) and not isinstance(value, bool)
 
 
+def checked_ctrl_action(action: object, space_shape: tuple[int, ...]) -> Float[np.ndarray, "nu"]:
+    """A single-agent view's action over every actuator in MuJoCo's order, in ctrl units
+    (MaMuJoCo's Gymnasium ids), as float32 of shape `space_shape`; AgentActionError for
+    anything else or a non-finite entry."""
+    expected = (f"give shape {space_shape}: one finite entry per actuator in MuJoCo's order, "
+                "in ctrl units")
+    values = _numbers(action, f"action of type {type(action).__name__}", expected)
+    if values.shape != space_shape:
+        raise AgentActionError(f"action has shape {values.shape}; {expected}.")
+    if not np.all(np.isfinite(values)):
+        raise AgentActionError(f"action has non-finite entries {values.tolist()}; {expected}.")
+    return values
+
+
 def _numbers(value: object, what: str, expected: str) -> np.ndarray:
     """`value` as a float32 array if it is an array (or nested sequence) of numbers."""
     try:

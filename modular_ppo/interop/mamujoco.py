@@ -42,6 +42,7 @@ from modular_ppo.env.actions import check_action_dict
 from modular_ppo.env.gymnasium_physics import GymnasiumPhysics
 from modular_ppo.env.mamujoco import body_scenario, module_agents
 from modular_ppo.env.mamujoco_state import mamujoco_state
+from modular_ppo.interop.action_checks import checked_ctrl_action
 from modular_ppo.interop.errors import AgentActionError, InteropError
 from modular_ppo.interop.mamujoco_bodies import SCENARIO_NAMES, mamujoco_body, scenario_named
 from modular_ppo.interop.pettingzoo_env import ParallelModularEnv
@@ -211,12 +212,7 @@ class MaMuJoCoGymnasiumEnv(gymnasium.Env):
     def step(self, action: Float[np.ndarray, "nu"]) -> tuple[
         Float[np.ndarray, "obs"], float, bool, bool, dict
     ]:
-        action = np.asarray(action, np.float32)
-        if action.shape != self.action_space.shape:
-            raise AgentActionError(
-                f"action has shape {action.shape}; give shape {self.action_space.shape}: one "
-                "entry per actuator in MuJoCo's order, in ctrl units."
-            )
+        action = checked_ctrl_action(action, self.action_space.shape)
         _, rewards, terminations, truncations, infos = self.parallel.step(
             {agent: action[ids] for agent, ids in self.parallel.agent_actuators.items()})
         return (self.parallel.state(), rewards["agent_0"], terminations["agent_0"],

@@ -21,7 +21,7 @@ import pytest
 from gymnasium_robotics.envs.multiagent_mujoco.mujoco_multi import MultiAgentMujocoEnv
 
 from modular_ppo.env import EnvConfig
-from modular_ppo.interop import InteropError
+from modular_ppo.interop import AgentActionError, InteropError
 from modular_ppo.interop.mamujoco import MAMUJOCO_IDS, make, mamujoco_env
 
 N_STEPS = 40
@@ -165,6 +165,11 @@ def test_the_gymnasium_view_is_gymnasiums_v5_env_on_replayed_states():
         assert terminated == ref_terminated and not truncated
         if terminated:
             env.reset()
+    for bad, message in (({"thigh": 1.0}, "action of type dict is not an array of numbers"),
+                         (np.zeros(4), r"action has shape \(4,\); give shape \(3,\)"),
+                         (np.full(3, np.nan), "non-finite entries")):
+        with pytest.raises(AgentActionError, match=message):
+            env.step(bad)
 
 
 def test_pettingzoos_parallel_api_test_passes():
