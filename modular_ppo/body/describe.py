@@ -5,12 +5,15 @@ Rows are tuples of str / int so any renderer (rich, csv, a test) can use them.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import networkx as nx
 
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.library import bundled_names, load_body
+from modular_ppo.body.smp import BODY_SETS, smp_names
+from modular_ppo.body.smp import PREFIX as SMP_PREFIX
 from modular_ppo.body.task import TaskSpec
 from modular_ppo.body.variants import DEFAULT_VARIANTS
 
@@ -21,7 +24,25 @@ FAMILIES = (
     "<body>-without-<module>[-without-<module>...] (e.g. walker2d-modular-without-foot_left; "
     "a module goes with the modules below it)."
 )
+SMP_BODIES = (
+    "The SMP / AMORPHEUS morphologies (docs/smp.md) load as smp-<file> (e.g. "
+    "smp-walker_2_main, `bodies show` one); their benchmark sets train as one run by name "
+    "(`train --body smp-walker++`; held-out sets end in :held-out)."
+)
 MODULE_HEADER = ("module", "bodies", "joints", "actuators", "parent")
+
+
+BODY_SETS_HEADER = ("set", "bodies", "of which")
+
+
+def body_sets_table() -> list[tuple[str, int, str]]:
+    """One row per named benchmark set of the SMP / AMORPHEUS morphologies (`BODY_SETS`):
+    (name, body count, how many of each kind, e.g. "cheetah 12, walker 4")."""
+    rows = []
+    for name, members in BODY_SETS.items():
+        kinds = Counter(m.removeprefix(SMP_PREFIX).split("_")[0] for m in members)
+        rows.append((name, len(members), ", ".join(f"{k} {n}" for k, n in kinds.items())))
+    return rows
 
 
 def bodies_table(names: list[str] | None = None) -> list[tuple[str, int, int, int]]:

@@ -45,6 +45,9 @@ def list_bodies(console: Console | None = None) -> list[tuple]:
     console.print(table("limb-removed variants (examples)",
                         [dict(zip(describe.BODIES_HEADER, r)) for r in variants]))
     console.print(describe.FAMILIES, highlight=False)
+    console.print(table(f"SMP / AMORPHEUS benchmark sets ({len(describe.smp_names())} bodies)",
+                        [dict(zip(describe.BODY_SETS_HEADER, r)) for r in describe.body_sets_table()]))
+    console.print(describe.SMP_BODIES, highlight=False)
     return rows + variants
 
 

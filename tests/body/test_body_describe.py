@@ -7,6 +7,7 @@ from modular_ppo.body.describe import (
     BODIES_HEADER,
     MODULE_HEADER,
     bodies_table,
+    body_sets_table,
     draw_body_graph,
     module_table,
     module_tree_text,
@@ -53,3 +54,10 @@ def test_the_ppo_preset_line_names_every_setting_or_says_there_is_none():
         "PPO preset (modular_ppo:ppo_preset): gamma=0.99; n_epochs=10; n_minibatches=16"
     )
     assert ppo_preset_text(load_body("ant-modular").ppo_preset).endswith("none, the CLI defaults")
+
+
+def test_body_sets_table_counts_each_sets_bodies_by_kind():
+    rows = {name: (count, kinds) for name, count, kinds in body_sets_table()}
+    assert rows["smp-walker++"] == (12, "walker 12")
+    assert rows["amorpheus-walker-humanoids"][0] == 10
+    assert rows["amorpheus-nervenet"] == (5, "nervenet 5")
