@@ -55,11 +55,11 @@ def new_seed_states(
     config: PPOConfig,
     seeds: Sequence[int],
     *,
-    n_envs: Mapping[str, int] | None = None,
+    body_envs: Mapping[str, int] | None = None,
     loss_weights: Mapping[str, float] | None = None,
 ) -> tuple[tuple[BodyGroup, ...], TrainingState]:
     """The groups, and the fresh training states of `seeds` stacked along a leading axis:
-    entry i is `new_training_state(bodies(seeds[i]), config, seeds[i], n_envs=...,
+    entry i is `new_training_state(bodies(seeds[i]), config, seeds[i], body_envs=...,
     loss_weights=...)`'s state. Raises BodyGroupError when two seeds' groups differ (other
     env objects, or networks of other structure): every seed must be the same program."""
     if not seeds or len(set(seeds)) != len(seeds):
@@ -69,7 +69,7 @@ def new_seed_states(
                              "data_parallel, or train the seeds one run each.")
     groups, states = None, []
     for seed in seeds:
-        seed_groups, state = new_training_state(bodies(seed), config, seed, n_envs=n_envs,
+        seed_groups, state = new_training_state(bodies(seed), config, seed, body_envs=body_envs,
                                                 loss_weights=loss_weights)
         if groups is not None and seed_groups != groups:
             raise BodyGroupError(

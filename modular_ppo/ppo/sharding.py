@@ -3,6 +3,8 @@ everything else replicated; placing arrays there, also across several processes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding
@@ -20,19 +22,23 @@ def data_mesh() -> Mesh:
     return Mesh(np.asarray(jax.devices()), (DATA_AXIS,))
 
 
-def check_data_parallel(config: PPOConfig, n_devices: int, body: str | None = None) -> None:
-    """Raise PPOConfigError unless every device gets the same number of environments of
-    every minibatch (of `body`'s environments, when config.n_envs is that body's share)."""
+def check_data_parallel(config: PPOConfig, n_devices: int, body_envs: Mapping[str, int]) -> None:
+    """Raise PPOConfigError unless every device gets the same number of every body's
+    environments in every minibatch. body_envs: body name -> its share of config.n_envs."""
     per_step = n_devices * config.n_minibatches
-    if config.data_parallel and config.n_envs % per_step:
-        whose = f"body '{body}' has n_envs = {config.n_envs}" if body else (
-            f"PPOConfig.n_envs = {config.n_envs}")
-        raise PPOConfigError(
-            f"{whose}: with data_parallel over {n_devices} devices "
-            f"and n_minibatches = {config.n_minibatches}, n_envs must be divisible by "
-            f"devices x n_minibatches = {per_step}, because every minibatch is split evenly "
-            f"over the devices. Choose n_envs a multiple of {per_step}, or fewer minibatches."
-        )
+    if not config.data_parallel:
+        return
+    for body, envs in body_envs.items():
+        if envs % per_step:
+            whose = (f"body '{body}' has {envs} of PPOConfig.n_envs = {config.n_envs}"
+                     if len(body_envs) > 1 else f"PPOConfig.n_envs = {config.n_envs}")
+            raise PPOConfigError(
+                f"{whose}: with data_parallel over {n_devices} devices "
+                f"and n_minibatches = {config.n_minibatches}, every body's environments must "
+                f"be divisible by devices x n_minibatches = {per_step}, because every "
+                "minibatch is split evenly over the devices. Choose n_envs (and the body "
+                f"shares) a multiple of {per_step}, or fewer minibatches."
+            )
 
 
 def along_envs(tree: PyTree, env_axis: int, mesh: Mesh) -> PyTree[NamedSharding]:

@@ -31,15 +31,11 @@ class BodyGroup:
     env: ModularEnvProtocol
     graphdef: nnx.GraphDef
     """This body's network structure (its own module layout; parameters are shared)."""
-    n_envs: int
-    """Environments of this body stepped in parallel."""
+    body_envs: int
+    """This body's share of the run's environments (PPOConfig.n_envs, the total)."""
     loss_weight: float
     """Weight of this body's PPO loss (itself a mean over its own samples) in the sum that
     the parameters are trained on; the weights of a run's bodies sum to 1."""
-
-    def ppo_config(self, config: PPOConfig) -> PPOConfig:
-        """The run's PPO settings with this body's number of environments."""
-        return dataclasses.replace(config, n_envs=self.n_envs)
 
 
 @struct.dataclass
@@ -50,9 +46,9 @@ class GroupState:
     """The body's network state without parameters: observation normalizer statistics
     (per body: each body's modules see their own distributions) and sampling RNG."""
     env_state: State
-    """The body's environments' states (leading axis n_envs)."""
+    """The body's environments' states (leading axis: the group's body_envs)."""
     recurrent: NetState
-    """The network's recurrent state per environment (leading axis n_envs)."""
+    """The network's recurrent state per environment (leading axis: body_envs)."""
 
 
 @struct.dataclass
@@ -102,7 +98,7 @@ def new_training_state(
     config: PPOConfig,
     seed: int,
     *,
-    n_envs: Mapping[str, int] | None = None,
+    body_envs: Mapping[str, int] | None = None,
     loss_weights: Mapping[str, float] | None = None,
 ) -> tuple[tuple[BodyGroup, ...], TrainingState]:
     """The groups and the state of a fresh run: reset environments, initial recurrent
@@ -112,18 +108,18 @@ def new_training_state(
         env's `body.name`. With several bodies the networks must have the same parameter
         structure and shapes (build them with one NetworkConfig whose max sizes fit every
         body); the first body's parameter values are the shared ones.
-    n_envs: each body's environments, adding up to `config.n_envs` (default: all of them
-        for one body; required for several).
+    body_envs: each body's environments, adding up to `config.n_envs` (default: all of
+        them for one body; required for several).
     loss_weights: each body's share of the loss, normalized to sum 1 (default: equal).
     """
     names = [env.body.name for env, _ in bodies]
     _check_unique(names)
     bodies = dict(zip(names, bodies))
-    if n_envs is None:
+    if body_envs is None:
         if len(bodies) != 1:
             raise BodyGroupError(f"bodies {list(bodies)}: give each body's number of "
-                                 "environments (n_envs), adding up to PPOConfig.n_envs.")
-        n_envs = {name: config.n_envs for name in bodies}
+                                 "environments (body_envs), adding up to PPOConfig.n_envs.")
+        body_envs = {name: config.n_envs for name in bodies}
     weights = loss_weights or {name: 1.0 for name in bodies}
     total_weight = sum(weights[name] for name in bodies)
     split = {name: nnx.split(network, nnx.Param, ...) for name, (_, network) in bodies.items()}
@@ -133,7 +129,7 @@ def new_training_state(
         check_network_fits_env(env, network)
         _check_same_parameters(params, split[name][1], first, name)
     groups = tuple(
-        BodyGroup(name, env, split[name][0], n_envs[name],
+        BodyGroup(name, env, split[name][0], body_envs[name],
                   float(weights[name]) / total_weight if total_weight > 0 else 0.0)
         for name, (env, _) in bodies.items()
     )
@@ -144,8 +140,8 @@ def new_training_state(
         env, network = bodies[group.name]
         group_states[group.name] = GroupState(
             network=split[group.name][2],
-            env_state=reset_envs(env, jax.random.split(env_key, group.n_envs)),
-            recurrent=network.initialize_state(group.n_envs),
+            env_state=reset_envs(env, jax.random.split(env_key, group.body_envs)),
+            recurrent=network.initialize_state(group.body_envs),
         )
     state = TrainingState(
         params=params,
@@ -176,9 +172,9 @@ def check_groups(groups: tuple[BodyGroup, ...], config: PPOConfig) -> None:
         raise BodyGroupError("no body to train: give at least one.")
     _check_unique(names)
     for group in groups:
-        if group.n_envs < 1 or group.n_envs % config.n_minibatches:
+        if group.body_envs < 1 or group.body_envs % config.n_minibatches:
             raise BodyGroupError(
-                f"body '{group.name}' has {group.n_envs} environments; every body needs a "
+                f"body '{group.name}' has {group.body_envs} environments; every body needs a "
                 f"positive multiple of n_minibatches = {config.n_minibatches} (minibatches "
                 "hold whole environments of every body). Change the env shares or n_envs."
             )
@@ -186,7 +182,7 @@ def check_groups(groups: tuple[BodyGroup, ...], config: PPOConfig) -> None:
             raise BodyGroupError(
                 f"body '{group.name}' has loss weight {group.loss_weight}; give a weight >= 0."
             )
-    total = sum(group.n_envs for group in groups)
+    total = sum(group.body_envs for group in groups)
     if total != config.n_envs:
         raise BodyGroupError(
             f"the bodies' environments add up to {total}, but PPOConfig.n_envs is "
@@ -253,16 +249,14 @@ def state_shardings(
     """Where each leaf of a training state lives (a TrainingState of `Sharding`s): all on
     this process's first device; with `config.data_parallel`, every body's env and
     recurrent states split along their environment axis over `data_mesh()`, the rest on
-    every device. Raises PPOConfigError when a body's n_envs does not split evenly
+    every device. Raises PPOConfigError when a body's environments do not split evenly
     (`check_data_parallel`). Restore a checkpoint straight into place with these (orbax:
     ShapeDtypeStruct(..., sharding=...))."""
     if not config.data_parallel:
         device = SingleDeviceSharding(jax.local_devices()[0])
         return jax.tree.map(lambda _: device, state)
     mesh = data_mesh()
-    for group in groups:
-        check_data_parallel(group.ppo_config(config), mesh.size,
-                            group.name if len(groups) > 1 else None)
+    check_data_parallel(config, mesh.size, {group.name: group.body_envs for group in groups})
     return replicated(state, mesh).replace(groups={
         name: GroupState(
             network=replicated(own.network, mesh),

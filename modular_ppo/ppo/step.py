@@ -99,8 +99,7 @@ def weighted_loss(
     total, terms = jnp.zeros(()), {}
     for group in groups:
         loss, terms[group.name] = ppo_loss(
-            params, rests[group.name], group.graphdef, minibatches[group.name],
-            group.ppo_config(config),
+            params, rests[group.name], group.graphdef, minibatches[group.name], config,
         )
         total = total + group.loss_weight * loss
     return total, terms
@@ -163,7 +162,7 @@ def collect_bodies(
         _, collected.rests[name] = nnx.split_state(network_state, nnx.Param, ...)
         collected.rollouts[name] = rollout
         collected.batches[name], collected.advantages[name] = make_batch(
-            own.recurrent, rollout, group.ppo_config(config)
+            own.recurrent, rollout, config
         )
     return collected
 
@@ -196,7 +195,7 @@ def update_networks(
     def update_epoch(carry, epoch_key):
         minibatches = {
             group.name: split_environments(
-                collected.batches[group.name], jax.random.permutation(order_key, group.n_envs),
+                collected.batches[group.name], jax.random.permutation(order_key, group.body_envs),
                 config.n_minibatches,
             )
             for group, order_key in zip(groups, jax.random.split(epoch_key, len(groups)))

@@ -93,11 +93,11 @@ def train_from_scratch(
     *,
     seed: int = 0,
     on_iteration: OnIteration | None = None,
-    n_envs: Mapping[str, int] | None = None,
+    body_envs: Mapping[str, int] | None = None,
     loss_weights: Mapping[str, float] | None = None,
 ) -> TrainResult:
-    """`train` from `new_training_state(bodies, config, seed, n_envs=..., loss_weights=...)`:
+    """`train` from `new_training_state(bodies, config, seed, body_envs=..., loss_weights=...)`:
     e.g. `train_from_scratch([(env, network)], config)` for one body."""
-    groups, state = new_training_state(bodies, config, seed, n_envs=n_envs,
+    groups, state = new_training_state(bodies, config, seed, body_envs=body_envs,
                                        loss_weights=loss_weights)
     return train(groups, state, config, on_iteration=on_iteration)

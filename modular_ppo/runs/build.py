@@ -33,7 +33,7 @@ def new_run(resolved: ResolvedRun) -> Run:
     except MaxSizeTooSmall as error:
         raise max_size_error(config, error) from None
     groups, state = new_training_state(networks, config.ppo, config.seed,
-                                       n_envs=resolved.body_envs,
+                                       body_envs=resolved.body_envs,
                                        loss_weights=resolved.loss_weights)
     return Run(config, resolved.bodies, groups, state, custom_env=resolved.custom_env)
 

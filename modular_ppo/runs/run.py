@@ -78,7 +78,7 @@ class Run:
         network = nnx.merge(first.graphdef, self.state.network_state(first.name))
         several = {
             "bodies": list(self.bodies),
-            "body_envs": {group.name: group.n_envs for group in self.groups},
+            "body_envs": {group.name: group.body_envs for group in self.groups},
             "body_loss_weights": {group.name: group.loss_weight for group in self.groups},
         } if len(self.bodies) > 1 else {}
         return {

@@ -171,4 +171,4 @@ class _SeedRuns:
 def _program(run: Run) -> tuple:
     """What the compiled program depends on besides the env objects, which each seed's
     build makes anew from the same config (the program steps the first seed's)."""
-    return tuple((g.name, g.n_envs, g.loss_weight, g.graphdef) for g in run.groups)
+    return tuple((g.name, g.body_envs, g.loss_weight, g.graphdef) for g in run.groups)

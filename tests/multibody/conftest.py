@@ -28,7 +28,7 @@ def groups_and_state(envs):
     networks = make_networks(envs)
     return new_training_state(
         [(env, networks[name]) for name, env in envs.items()],
-        n_envs={name: 2 for name in BODIES}, loss_weights={"swimmer-3": 0.25,
+        body_envs={name: 2 for name in BODIES}, loss_weights={"swimmer-3": 0.25,
                                                            "centipede-4": 0.75},
         config=PPO, seed=0,
     )

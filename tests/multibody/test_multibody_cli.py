@@ -97,4 +97,4 @@ def test_networks_with_different_parameters_cannot_share_a_run(envs):
                                    rngs=nnx.Rngs(0)) for name, env in envs.items()}
     with pytest.raises(BodyGroupError, match="different parameters"):
         new_training_state([(envs[n], networks[n]) for n in envs], PPO, 0,
-                           n_envs={n: 2 for n in envs})
+                           body_envs={n: 2 for n in envs})

@@ -26,7 +26,7 @@ def collect(groups, state):
             own.recurrent, PPO.rollout_length,
         )
         _, rests[group.name] = nnx.split_state(network_state, nnx.Param, ...)
-        batches[group.name], _ = make_batch(own.recurrent, rollout, group.ppo_config(PPO))
+        batches[group.name], _ = make_batch(own.recurrent, rollout, PPO)
     return rests, batches
 
 
@@ -58,7 +58,7 @@ def test_the_shared_gradient_is_the_weighted_sum_of_every_bodys_own(groups_and_s
     expected = None
     for group in groups:
         own, _ = body_gradient(state.params, rests[group.name], group.graphdef,
-                               batches[group.name], group.ppo_config(PPO))
+                               batches[group.name], PPO)
         for kernel in trunk_kernels(own):  # every body moves the shared trunk
             assert np.linalg.norm(kernel) > 1e-6
         part = jax.tree.map(lambda g, w=group.loss_weight: w * g, own)
@@ -80,7 +80,7 @@ def test_one_update_step_changes_the_shared_parameters_with_every_bodys_data(
         # Other data for this body alone (fresh resets) must change the shared update.
         own = state.groups[group.name]
         resets = jax.jit(jax.vmap(group.env.reset))(jax.random.split(jax.random.key(7),
-                                                                     group.n_envs))
+                                                                     group.body_envs))
         own = own.replace(env_state=jax.tree.map(_placed_like, resets, own.env_state))
         other = state.replace(groups={**state.groups, group.name: own})
         updated_other, _ = train_step(groups, PPO, other)

@@ -44,14 +44,14 @@ def one_call(config: PPOConfig, variant: str = "one body"):
     """(state before, state after, metrics) of one `train_step` call from a fresh state,
     with a recurrent network so that recurrent states are split over devices too."""
     envs = [TargetReachingEnv(episode_length=10, name="toy-a")]
-    n_envs = loss_weights = None
+    body_envs = loss_weights = None
     if variant == "two bodies":
         envs.append(TargetReachingEnv(episode_length=7, name="toy-b"))
-        n_envs = {"toy-a": config.n_envs // 2, "toy-b": config.n_envs // 2}
+        body_envs = {"toy-a": config.n_envs // 2, "toy-b": config.n_envs // 2}
         loss_weights = {"toy-a": 1.0, "toy-b": 3.0}
     bodies = [(env, PerModuleMLP(env.obs_sizes, env.action_sizes, recurrent=True,
                                  rngs=nnx.Rngs(0))) for env in envs]
-    groups, state = new_training_state(bodies, config, seed=0, n_envs=n_envs,
+    groups, state = new_training_state(bodies, config, seed=0, body_envs=body_envs,
                                        loss_weights=loss_weights)
     new_state, metrics = train_step(groups, config, state)
     return state, new_state, metrics

@@ -57,4 +57,4 @@ def test_a_state_of_other_bodies_is_refused(toy_env, make_test_network):
 def test_the_same_body_twice_is_refused(toy_env, make_test_network):
     with pytest.raises(BodyGroupError, match="each body may appear once"):
         new_training_state([(toy_env, make_test_network()), (toy_env, make_test_network())],
-                           PPOConfig(n_envs=4, n_minibatches=2), 0, n_envs={"toy-targets": 2})
+                           PPOConfig(n_envs=4, n_minibatches=2), 0, body_envs={"toy-targets": 2})
