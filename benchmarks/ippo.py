@@ -22,6 +22,7 @@ update (NaN when none did), and the update's mean PPO loss over its minibatches.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import jax
@@ -132,100 +133,126 @@ class Homogenizer:
                 for i, (a, n) in enumerate(zip(self.agents, self.action_sizes))}
 
 
+def _optimizer(config: IPPOConfig) -> optax.GradientTransformation:
+    """Adam (eps 1e-5) after global-norm clipping, its rate annealed linearly to 0 over every
+    minibatch step when `config.anneal_lr`."""
+    schedule = (optax.linear_schedule(config.lr, 0.0, config.n_updates * config.update_epochs
+                                      * config.n_minibatches) if config.anneal_lr else config.lr)
+    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                       optax.adam(schedule, eps=1e-5))
+
+
+def _env_step(env, shape: Homogenizer, config: IPPOConfig, carry, key):
+    """One step of every env under the sampled policy: the new carry (params, obs, env state,
+    running team return) and the step's transition, `finished` holding the return of each
+    episode that ended here (NaN elsewhere)."""
+    params, obs, env_state, running = carry
+    n_agents = len(shape.agents)
+    action_key, step_key = jax.random.split(key)
+    x = shape.obs(obs)
+    critic_x = shape.critic_obs(x, config.centralized_critic)
+    mean, log_std, value = policy(params, x, critic_x)
+    action = mean + jnp.exp(log_std) * jax.random.normal(action_key, mean.shape)
+    log_prob = _log_prob(mean, log_std, action)
+    obs, env_state, rewards, dones, _ = jax.vmap(env.step)(
+        jax.random.split(step_key, config.n_envs), env_state, shape.actions(action))
+    team, done = rewards["__all__"], dones["__all__"]
+    running = running + team
+    finished = jnp.where(done, running, jnp.nan)
+    running = jnp.where(done, 0.0, running)
+    step = dict(obs=x, critic_obs=critic_x, action=action, log_prob=log_prob, value=value,
+                reward=jnp.repeat(team[:, None], n_agents, 1),
+                done=jnp.repeat(done[:, None], n_agents, 1).astype(jnp.float32),
+                finished=finished)
+    return (params, obs, env_state, running), step
+
+
+def _gae(config: IPPOConfig, batch: dict, last_value: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(advantages, value targets) of a [n_steps, ...] batch by generalized advantage
+    estimation, bootstrapped from `last_value` and cut at dones."""
+    def backward(carry, step):
+        advantage, next_value = carry
+        delta = step["reward"] + config.gamma * next_value * (1 - step["done"]) - step["value"]
+        advantage = delta + config.gamma * config.gae_lambda * (1 - step["done"]) * advantage
+        return (advantage, step["value"]), advantage
+
+    _, advantages = jax.lax.scan(backward, (jnp.zeros_like(last_value), last_value),
+                                 batch, reverse=True)
+    return advantages, advantages + batch["value"]
+
+
+def _loss(config: IPPOConfig, params: dict, minibatch: dict) -> jax.Array:
+    """The clipped PPO loss of a minibatch: actor (advantages normalized within the minibatch)
+    + vf_coef * clipped value loss - ent_coef * the Gaussian's entropy."""
+    mean, log_std, value = policy(params, minibatch["obs"], minibatch["critic_obs"])
+    log_prob = _log_prob(mean, log_std, minibatch["action"])
+    ratio = jnp.exp(log_prob - minibatch["log_prob"])
+    adv = minibatch["advantage"]
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    actor = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
+                                               1 + config.clip_eps) * adv).mean()
+    clipped = minibatch["value"] + jnp.clip(value - minibatch["value"], -config.clip_eps,
+                                            config.clip_eps)
+    critic = 0.5 * jnp.maximum((value - minibatch["target"]) ** 2,
+                               (clipped - minibatch["target"]) ** 2).mean()
+    entropy = jnp.sum(log_std + 0.5 * jnp.log(2 * jnp.pi * jnp.e))
+    return actor + config.vf_coef * critic - config.ent_coef * entropy
+
+
+def _epochs(config: IPPOConfig, optimizer, params: dict, opt_state, flat: dict,
+            key: jax.Array):
+    """`update_epochs` passes over the flattened batch, each in `n_minibatches` shuffled
+    minibatches with one optimizer step each: ((params, opt_state), losses [epochs, minibatches])."""
+    size = flat["obs"].shape[0]
+
+    def epoch(carry, key):
+        params, opt_state = carry
+        order = jax.random.permutation(key, size).reshape(config.n_minibatches, -1)
+
+        def minibatch(carry, idx):
+            params, opt_state = carry
+            value, grads = jax.value_and_grad(functools.partial(_loss, config))(
+                params, jax.tree.map(lambda x: x[idx], flat))
+            updates, opt_state = optimizer.update(grads, opt_state)
+            return (optax.apply_updates(params, updates), opt_state), value
+
+        return jax.lax.scan(minibatch, (params, opt_state), order)
+
+    return jax.lax.scan(epoch, (params, opt_state),
+                        jax.random.split(key, config.update_epochs))
+
+
+def _update(env, shape: Homogenizer, config: IPPOConfig, optimizer, carry, key):
+    """One PPO update: an `n_steps` rollout of every env, GAE, then the epochs of minibatch
+    steps. Returns the new carry and (mean return of the episodes that ended, mean loss)."""
+    params, opt_state, obs, env_state, running = carry
+    rollout_key, shuffle_key = jax.random.split(key)
+    (params, obs, env_state, running), batch = jax.lax.scan(
+        functools.partial(_env_step, env, shape, config), (params, obs, env_state, running),
+        jax.random.split(rollout_key, config.n_steps))
+    last_x = shape.obs(obs)
+    last_critic_x = shape.critic_obs(last_x, config.centralized_critic)
+    _, _, last_value = policy(params, last_x, last_critic_x)
+    finished = batch.pop("finished")
+    batch["advantage"], batch["target"] = _gae(config, batch, last_value)
+    flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[3:]), batch)
+    (params, opt_state), losses = _epochs(config, optimizer, params, opt_state, flat,
+                                          shuffle_key)
+    return (params, opt_state, obs, env_state, running), (jnp.nanmean(finished),
+                                                          losses.mean())
+
+
 def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict[str, float]]]:
     """Train IPPO (or MAPPO) on `env`; returns the parameters and the learning curve."""
     shape = Homogenizer(env)
-    n_agents = len(shape.agents)
-    schedule = (optax.linear_schedule(config.lr, 0.0, config.n_updates * config.update_epochs
-                                      * config.n_minibatches) if config.anneal_lr else config.lr)
-    optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                            optax.adam(schedule, eps=1e-5))
+    optimizer = _optimizer(config)
     key, init_key, reset_key = jax.random.split(key, 3)
     params = init_params(init_key, shape.obs_size, shape.critic_size(config.centralized_critic),
                          shape.action_size, config.hidden)
     opt_state = optimizer.init(params)
     obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, config.n_envs))
     running = jnp.zeros(config.n_envs)
-
-    def env_step(carry, key):
-        params, obs, env_state, running = carry
-        action_key, step_key = jax.random.split(key)
-        x = shape.obs(obs)
-        critic_x = shape.critic_obs(x, config.centralized_critic)
-        mean, log_std, value = policy(params, x, critic_x)
-        action = mean + jnp.exp(log_std) * jax.random.normal(action_key, mean.shape)
-        log_prob = _log_prob(mean, log_std, action)
-        obs, env_state, rewards, dones, _ = jax.vmap(env.step)(
-            jax.random.split(step_key, config.n_envs), env_state, shape.actions(action))
-        team, done = rewards["__all__"], dones["__all__"]
-        running = running + team
-        finished = jnp.where(done, running, jnp.nan)
-        running = jnp.where(done, 0.0, running)
-        step = dict(obs=x, critic_obs=critic_x, action=action, log_prob=log_prob, value=value,
-                    reward=jnp.repeat(team[:, None], n_agents, 1),
-                    done=jnp.repeat(done[:, None], n_agents, 1).astype(jnp.float32),
-                    finished=finished)
-        return (params, obs, env_state, running), step
-
-    def gae(batch, last_value):
-        def backward(carry, step):
-            advantage, next_value = carry
-            delta = step["reward"] + config.gamma * next_value * (1 - step["done"]) - step["value"]
-            advantage = delta + config.gamma * config.gae_lambda * (1 - step["done"]) * advantage
-            return (advantage, step["value"]), advantage
-
-        _, advantages = jax.lax.scan(backward, (jnp.zeros_like(last_value), last_value),
-                                     batch, reverse=True)
-        return advantages, advantages + batch["value"]
-
-    def loss(params, minibatch):
-        mean, log_std, value = policy(params, minibatch["obs"], minibatch["critic_obs"])
-        log_prob = _log_prob(mean, log_std, minibatch["action"])
-        ratio = jnp.exp(log_prob - minibatch["log_prob"])
-        adv = minibatch["advantage"]
-        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        actor = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
-                                                   1 + config.clip_eps) * adv).mean()
-        clipped = minibatch["value"] + jnp.clip(value - minibatch["value"], -config.clip_eps,
-                                                config.clip_eps)
-        critic = 0.5 * jnp.maximum((value - minibatch["target"]) ** 2,
-                                   (clipped - minibatch["target"]) ** 2).mean()
-        entropy = jnp.sum(log_std + 0.5 * jnp.log(2 * jnp.pi * jnp.e))
-        return actor + config.vf_coef * critic - config.ent_coef * entropy
-
-    def update(carry, key):
-        params, opt_state, obs, env_state, running = carry
-        rollout_key, shuffle_key = jax.random.split(key)
-        (params, obs, env_state, running), batch = jax.lax.scan(
-            env_step, (params, obs, env_state, running),
-            jax.random.split(rollout_key, config.n_steps))
-        last_x = shape.obs(obs)
-        last_critic_x = shape.critic_obs(last_x, config.centralized_critic)
-        _, _, last_value = policy(params, last_x, last_critic_x)
-        finished = batch.pop("finished")
-        batch["advantage"], batch["target"] = gae(batch, last_value)
-        flat = jax.tree.map(lambda x: x.reshape(-1, *x.shape[3:]), batch)
-        size = flat["obs"].shape[0]
-
-        def epoch(carry, key):
-            params, opt_state = carry
-            order = jax.random.permutation(key, size).reshape(config.n_minibatches, -1)
-
-            def minibatch(carry, idx):
-                params, opt_state = carry
-                value, grads = jax.value_and_grad(loss)(
-                    params, jax.tree.map(lambda x: x[idx], flat))
-                updates, opt_state = optimizer.update(grads, opt_state)
-                return (optax.apply_updates(params, updates), opt_state), value
-
-            return jax.lax.scan(minibatch, (params, opt_state), order)
-
-        (params, opt_state), losses = jax.lax.scan(
-            epoch, (params, opt_state), jax.random.split(shuffle_key, config.update_epochs))
-        return (params, opt_state, obs, env_state, running), (jnp.nanmean(finished),
-                                                              losses.mean())
-
-    step_fn = jax.jit(lambda carry, key: update(carry, key))
+    step_fn = jax.jit(lambda carry, key: _update(env, shape, config, optimizer, carry, key))
     carry = (params, opt_state, obs, env_state, running)
     curve = []
     for i, update_key in enumerate(jax.random.split(key, config.n_updates)):

@@ -100,7 +100,8 @@ def team_returns(results: dict) -> tuple[float, float, float, float]:
             det["episode/forward_velocity"])
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
+    """The command line of this script."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=1_500_000,
                         help="env steps of each of the two training runs")
@@ -116,7 +117,12 @@ def main() -> None:
                         help="with --arch attention: a learned attention bias by hop distance "
                              "0..HOP_BIAS (default: none)")
     parser.add_argument("--no-append", action="store_true", help="print only")
-    args = parser.parse_args()
+    return parser
+
+
+def main() -> None:
+    """Run what the flags ask for, print its figures and append its section to BENCHMARKS.md."""
+    args = _parser().parse_args()
     load_before = os.getloadavg()
     started = dt.datetime.now(dt.timezone.utc)
     # Same sizes in every run, so the centipede-8 policy has the same network.

@@ -332,7 +332,47 @@ def _share_of_steps_to_reach(tuned: Path, final: float) -> float | None:
     return reached[0] / total if reached else None
 
 
+def _row(results: Path, family: str, spec: Family, setting: str, body: str,
+         seeds: list[int]) -> str | None:
+    """The report's table row of one setting on one held-out body, over the seeds whose
+    shared run and specialist finished; None when none did."""
+    zero_shot, untrained, finetune, finals = [], [], [], []
+    by_statistics = {statistics: [] for statistics in ZERO_SHOT_STATISTICS}
+    for seed in seeds:
+        trained, tuned, specialist = (
+            Job(kind, name, seed, []).run_dir(results, family)
+            for kind, name in ((f"family-{setting}", spec.train),
+                               (f"finetune-{setting}", body), ("specialist", body)))
+        if not all(_finished(d) for d in (trained, specialist)):
+            continue
+        final = _final_return(specialist)
+        key = f"eval/team_return/{body}"
+        zero_shot.append(_final_return(trained, key) / final)
+        trained_record = load_record(trained)
+        untrained.append(_first_evaluation(trained_record, key) / final
+                         if trained_record.has_rows else None)
+        finals.append(final)
+        evaluated = [Job(f"zeroshot-{setting}", body, seed, [], statistics=x)
+                     .output(results, family) for x in ZERO_SHOT_STATISTICS]
+        if all(path.exists() for path in evaluated):
+            for x, path in zip(ZERO_SHOT_STATISTICS, evaluated, strict=True):
+                by_statistics[x].append(_zero_shot_return(path) / final)
+        if _finished(tuned):
+            finetune.append(_share_of_steps_to_reach(tuned, final))
+    if not finals:
+        return None
+    tuned_cell = _summary(finetune, False) if finetune else "none finished"
+    if finetune and len(finetune) < len(finals):
+        tuned_cell += f" ({len(finetune)} of {len(finals)} seeds finished)"
+    return (f"| {setting} | {body} | {len(finals)} | "
+            f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
+            f"{_untrained_cell(untrained)} | {_pair_cell(by_statistics, finals)} | "
+            f"{tuned_cell} |")
+
+
 def report(results: Path, write: bool) -> str:
+    """The transfer report: per family, a table row per setting and held-out body (`_row`);
+    written into BENCHMARKS.md when `write`."""
     lines = []
     for family, spec in FAMILIES.items():
         settings, seeds = _settings(results, family), _seeds(results, family)
@@ -346,38 +386,9 @@ def report(results: Path, write: bool) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for setting in settings:
             for body in spec.held_out:
-                zero_shot, untrained, finetune, finals = [], [], [], []
-                by_statistics = {statistics: [] for statistics in ZERO_SHOT_STATISTICS}
-                for seed in seeds:
-                    trained, tuned, specialist = (
-                        Job(kind, name, seed, []).run_dir(results, family)
-                        for kind, name in ((f"family-{setting}", spec.train),
-                                           (f"finetune-{setting}", body), ("specialist", body)))
-                    if not all(_finished(d) for d in (trained, specialist)):
-                        continue
-                    final = _final_return(specialist)
-                    key = f"eval/team_return/{body}"
-                    zero_shot.append(_final_return(trained, key) / final)
-                    trained_record = load_record(trained)
-                    untrained.append(_first_evaluation(trained_record, key) / final
-                                     if trained_record.has_rows else None)
-                    finals.append(final)
-                    evaluated = [Job(f"zeroshot-{setting}", body, seed, [], statistics=x)
-                                 .output(results, family) for x in ZERO_SHOT_STATISTICS]
-                    if all(path.exists() for path in evaluated):
-                        for x, path in zip(ZERO_SHOT_STATISTICS, evaluated, strict=True):
-                            by_statistics[x].append(_zero_shot_return(path) / final)
-                    if _finished(tuned):
-                        finetune.append(_share_of_steps_to_reach(tuned, final))
-                if finals:
-                    tuned_cell = _summary(finetune, False) if finetune else "none finished"
-                    if finetune and len(finetune) < len(finals):
-                        tuned_cell += f" ({len(finetune)} of {len(finals)} seeds finished)"
-                    lines.append(
-                        f"| {setting} | {body} | {len(finals)} | "
-                        f"{sum(finals) / len(finals):,.0f} | {_summary(zero_shot, True)} | "
-                        f"{_untrained_cell(untrained)} | {_pair_cell(by_statistics, finals)} | "
-                        f"{tuned_cell} |")
+                row = _row(results, family, spec, setting, body, seeds)
+                if row is not None:
+                    lines.append(row)
     text = (f"\n### Transfer within a family: report of {dt.date.today()} "
             f"({host_and_load(results)})\n\n`python benchmarks/transfer_table.py report "
             f"--results {shown(results)}`\n" + "\n".join(lines) + "\n")

@@ -97,11 +97,18 @@ class EnvConfig:
         return dataclasses.replace(body_task, **{k: v for k, v in overrides.items() if v is not None})
 
     def __post_init__(self) -> None:
+        """Every field checked in turn; a clear EnvError naming the first bad one."""
         if self.task not in TASK_NAMES:
             raise EnvError(
                 f"EnvConfig.task = {self.task!r} is not a known task. Known tasks: "
                 f"{', '.join(TASK_NAMES)}."
             )
+        self._check_observations()
+        self._check_episodes_and_rewards()
+
+    def _check_observations(self) -> None:
+        """A clear EnvError for an unknown observation kind or frame, "mamujoco" with
+        "modular" options, or negative neighbor hops."""
         if self.observation not in OBSERVATIONS:
             raise EnvError(
                 f"EnvConfig.observation = {self.observation!r}; use \"modular\" (this "
@@ -126,6 +133,10 @@ class EnvConfig:
                 f"EnvConfig.neighbor_hops = {self.neighbor_hops}; give 0 (own features "
                 "only) or a positive number of hops."
             )
+
+    def _check_episodes_and_rewards(self) -> None:
+        """A clear EnvError for a non-positive episode length, an unknown team reward, a
+        negative or non-finite task override, or a non-finite direction."""
         if self.episode_length < 1:
             raise EnvError(
                 f"EnvConfig.episode_length = {self.episode_length}; give a positive number "
