@@ -6,5 +6,5 @@ from setuptools import find_packages, setup
 setup(
     packages=[*find_packages(include=["modular_ppo", "modular_ppo.*"]), "modular_ppo.bodies"],
     package_dir={"modular_ppo.bodies": "bodies"},
-    package_data={"modular_ppo.bodies": ["*.xml", "**/*.xml", "**/*.txt", "**/LICENSE*"]},
+    package_data={"modular_ppo.bodies": ["*.xml", "**/*.xml", "**/*.txt", "**/*.md", "**/LICENSE*"]},
 )
