@@ -46,11 +46,11 @@ from modular_ppo.interop.action_checks import checked_ctrl_action
 from modular_ppo.interop.errors import AgentActionError, InteropError
 from modular_ppo.interop.mamujoco_bodies import SCENARIO_NAMES, mamujoco_body, scenario_named
 from modular_ppo.interop.pettingzoo_env import ParallelModularEnv
-from modular_ppo.interop.team import Team
+from modular_ppo.interop.team import SharedRewardTeam, Team
 
 
 @dataclasses.dataclass(frozen=True)
-class MaMuJoCoTeam(Team):
+class MaMuJoCoTeam(SharedRewardTeam):
     """MaMuJoCo's agents: actions in ctrl units and MaMuJoCo's order, the team reward.
 
     order: agent -> for each entry of its action, the index into its module's action
@@ -74,11 +74,6 @@ class MaMuJoCoTeam(Team):
             scaled = (2.0 * jnp.asarray(actions[agent], jnp.float32) - (high + low)) / (high - low)
             module_actions[module] = jnp.zeros_like(scaled).at[self.order[agent]].set(scaled)
         return module_actions
-
-    def rewards(self, reward: Mapping[str, Float[Array, ""]]) -> dict[str, Float[Array, ""]]:
-        """Every agent gets the team reward (the sum of the modules' rewards)."""
-        team = sum(reward.values(), jnp.zeros(()))
-        return dict.fromkeys(self.module_of, team)
 
 
 def _team(env: ModularEnv) -> MaMuJoCoTeam:
