@@ -76,19 +76,8 @@ def check_action_dict(
     """Raise `error` unless `action` is one environment's actions: a dict with exactly the
     keys of `sizes` (each a `keyed_by`, e.g. "actuated module" or "agent"), each of shape
     (size,). The message names the key and the shape it expects."""
-    if not isinstance(action, Mapping):
-        raise error(
-            f"action must be a dict keyed by {keyed_by} ({', '.join(sizes)}), "
-            f"got {type(action).__name__}."
-        )
-    missing = [k for k in sizes if k not in action]
-    unknown = [k for k in action if k not in sizes]
-    if missing or unknown:
-        expected = ", ".join(f"{k!r}: shape ({n},)" for k, n in sizes.items())
-        raise error(
-            f"action has missing {keyed_by}(s) {missing or 'none'} and unknown {keyed_by}(s) "
-            f"{unknown or 'none'}; give exactly {{{expected}}}."
-        )
+    check_action_keys(action, {k: (n,) for k, n in sizes.items()}, keyed_by=keyed_by,
+                      error=error)
     for key, size in sizes.items():
         shape = tuple(jnp.shape(action[key]))
         if shape != (size,):
@@ -97,3 +86,25 @@ def check_action_dict(
                 f"{size} actuator(s): give shape ({size},) with entries in [-1, 1] "
                 "(one environment: vmap over a batch)."
             )
+
+
+def check_action_keys(
+    action: object,
+    shapes: Mapping[str, tuple[int, ...]],
+    *,
+    keyed_by: str,
+    error: type[Exception],
+    subject: str = "action",
+) -> None:
+    """Raise `error` unless `action` is a dict with exactly the keys of `shapes` (each a
+    `keyed_by`); the message calls it `subject`, names the missing and unknown keys and
+    gives every key with the shape it expects."""
+    expected = ", ".join(f"{k!r}: shape {shape}" for k, shape in shapes.items())
+    if not isinstance(action, Mapping):
+        raise error(f"{subject} must be a dict keyed by {keyed_by} ({', '.join(shapes)}), "
+                    f"got {type(action).__name__}; give {{{expected}}}.")
+    missing = [k for k in shapes if k not in action]
+    unknown = [k for k in action if k not in shapes]
+    if missing or unknown:
+        raise error(f"{subject}: missing {keyed_by}(s) {missing or 'none'} and unknown "
+                    f"{keyed_by}(s) {unknown or 'none'}; give exactly {{{expected}}}.")

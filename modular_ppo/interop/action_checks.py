@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from jaxtyping import Float
 
+from modular_ppo.env.actions import check_action_keys
 from modular_ppo.interop.errors import AgentActionError
 
 Space = Any
@@ -48,7 +49,8 @@ def checked_agent_actions(
     arrays; AgentActionError for another type, a missing or unknown agent, or an agent's
     action of another shape or dtype or with a non-finite entry."""
     shapes = _shapes(spaces)
-    _check_keys(actions, shapes)
+    check_action_keys(actions, shapes, keyed_by="agent", error=AgentActionError,
+                      subject="actions")
     checked = {}
     for agent, shape in shapes.items():
         expected = f"give shape {shape}, finite numbers in [-1, 1] (agent {agent!r}'s Box)"
@@ -66,7 +68,8 @@ def check_traced_actions(actions: object, spaces: Mapping[str, Space]) -> None:
     """The JaxMARL view's check, at trace time: agent -> array of its space's shape with a
     number dtype; AgentActionError otherwise. (Values are unknown while tracing.)"""
     shapes = _shapes(spaces)
-    _check_keys(actions, shapes)
+    check_action_keys(actions, shapes, keyed_by="agent", error=AgentActionError,
+                      subject="actions")
     for agent, shape in shapes.items():
         value = actions[agent]
         dtype = getattr(value, "dtype", None)
@@ -85,18 +88,6 @@ def check_traced_actions(actions: object, spaces: Mapping[str, Space]) -> None:
 
 def _shapes(spaces: Mapping[str, Space]) -> dict[str, tuple[int, ...]]:
     return {agent: tuple(space.shape) for agent, space in spaces.items()}
-
-
-def _check_keys(actions: object, shapes: Mapping[str, tuple[int, ...]]) -> None:
-    expected = ", ".join(f"{a!r}: shape {s}" for a, s in shapes.items())
-    if not isinstance(actions, Mapping):
-        raise AgentActionError(f"actions must be a dict keyed by agent, got "
-                               f"{type(actions).__name__}; give {{{expected}}}.")
-    missing = [a for a in shapes if a not in actions]
-    unknown = [a for a in actions if a not in shapes]
-    if missing or unknown:
-        raise AgentActionError(f"actions have missing agent(s) {missing or 'none'} and unknown "
-                               f"agent(s) {unknown or 'none'}; give exactly {{{expected}}}.")
 
 
 def _is_numeric_like(value: object) -> bool:

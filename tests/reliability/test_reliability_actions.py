@@ -69,7 +69,8 @@ def test_gymnasium_action(gym_env, action, expected):
 
 
 @pytest.mark.parametrize("actions, expected", [
-    (np.zeros(2), r"actions must be a dict keyed by agent, got ndarray; give \{'base': shape"),
+    (np.zeros(2),
+     r"actions must be a dict keyed by agent \(base, arm\), got ndarray; give \{'base': shape"),
     ({"base": [0.0]}, r"missing agent\(s\) \['arm'\]"),
     ({**FINE, "tail": [0.0]}, r"unknown agent\(s\) \['tail'\]"),
     ({**FINE, "arm": "0"}, r"the action of agent 'arm' \(str\) is not an array of numbers; "
@@ -86,7 +87,7 @@ def test_pettingzoo_actions(zoo_env, actions, expected):
 
 
 @pytest.mark.parametrize("actions, expected", [
-    ([0.0, 0.0], "actions must be a dict keyed by agent, got list"),
+    ([0.0, 0.0], r"actions must be a dict keyed by agent \(base, arm\), got list"),
     ({**FINE, "arm": "0"}, r"agent 'arm' is str of dtype None; give shape \(1,\)"),
     ({**FINE, "arm": jnp.zeros(1, bool)}, "agent 'arm' is ArrayImpl of dtype bool"),
     ({**FINE, "arm": jnp.zeros((2,))}, r"agent 'arm' has shape \(2,\); give shape \(1,\)"),
