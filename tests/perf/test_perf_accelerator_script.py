@@ -118,6 +118,11 @@ def test_a_plan_part_of_an_unknown_kind_is_refused_naming_the_kinds(accelerator)
     ("benchmark", False),
     ("accelerator", False),
     ("", False),
+    ("not (benchmark or accelerator)", True),
+    ("benchmark or not benchmark", False),
+    ("not slow", False),  # takes benchmark tests too: they must run as users' programs run
+    ("not benchmark and marker(x=1)", False),  # beyond names: not taken for the suite
+    ("not (", False),
 ])
 def test_only_the_ci_suite_runs_without_xla_optimization(markexpr, ci, monkeypatch):
     conftest = _load("root_conftest", ROOT / "tests/conftest.py", monkeypatch)
