@@ -24,13 +24,12 @@ from rich.console import Console
 from modular_ppo.ppo.seeds import one_seed, stack, train_seeds
 from modular_ppo.runs.build import Run, build_run, checkpointer_for
 from modular_ppo.runs.config import TrainRunConfig
-from modular_ppo.runs.errors import RunConfigError, TrainingFailed, TrainingInterrupted
-from modular_ppo.runs.failure import nonfinite_failure
+from modular_ppo.runs.errors import RunConfigError, TrainingInterrupted
 from modular_ppo.runs.held_out import evaluator_with_held_out
 from modular_ppo.runs.interrupts import StopRequests
-from modular_ppo.runs.metrics_log import MetricsLog, to_floats
-from modular_ppo.runs.run_dir import CONFIG_FILE, EVAL_FILE, FAILURE_FILE, new_run_dir, write_json
-from modular_ppo.runs.train_run import _evaluate
+from modular_ppo.runs.metrics_log import MetricsLog
+from modular_ppo.runs.run_dir import CONFIG_FILE, new_run_dir, write_json
+from modular_ppo.runs.run_record import RunRecord, Schedule
 
 __all__ = ["run_seed_training"]
 
@@ -83,64 +82,58 @@ def run_seed_training(
 
 
 class _SeedRuns:
-    """The seeds' run dirs, metrics logs, checkpointers and evaluators, and what happens
-    after each training call (metrics, evaluations, checkpoints, stop requests)."""
+    """Every seed's `RunRecord`, and what happens after each training call (metrics,
+    evaluations, checkpoints, stop requests)."""
 
     def __init__(self, runs: list[Run], seeds: Sequence[int], console: Console) -> None:
-        self.runs, self.seeds, self.console = runs, list(seeds), console
+        self.seeds, self.console = list(seeds), console
         self.config = runs[0].config
         stamp = self.config.run_name or dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         self.dirs = [new_run_dir(self.config.runs_root, run.name, f"{stamp}-seed{seed}")
                      for run, seed in zip(runs, seeds)]
-        for run, run_dir in zip(runs, self.dirs):
+        started_at = time.perf_counter()
+        self.records = []
+        for run, run_dir, seed in zip(runs, self.dirs, seeds):
             write_json(run_dir / CONFIG_FILE, run.record())
             console.print(f"run dir: [bold]{run_dir}[/]")
-        self.logs = [MetricsLog(run_dir) for run_dir in self.dirs]
-        self.checkpointers = [checkpointer_for(d, run) for run, d in zip(runs, self.dirs)]
-        self.evaluators = [evaluator_with_held_out(run, self.config.eval) for run in runs]
-        self.eval_keys = [jax.random.key(seed + 1) for seed in seeds]  # as run_training's
-        self.started_at = time.perf_counter()
-        self.last = {"eval": -1, "checkpoint": 0}
+            self.records.append(RunRecord(
+                run, run_dir, checkpointer_for(run_dir, run), MetricsLog(run_dir),
+                evaluator_with_held_out(run, self.config.eval), started_at, f"seed {seed}: "))
+        self.schedule = Schedule(self.config.eval_every_steps,
+                                 self.config.checkpoint_every_steps, -1, 0)
         self.stopped: Exception | None = None
         self.stop: StopRequests | None = None
 
-    def _due(self, kind: str, every: int, steps: int) -> bool:
-        return every > 0 and steps // every > self.last[kind] // every
+    @property
+    def runs(self) -> list[Run]:
+        return [record.run for record in self.records]
 
     def _save(self, states, steps: int) -> None:
-        for i, checkpointer in enumerate(self.checkpointers):
-            checkpointer.save(steps, one_seed(states, i))
-        self.last["checkpoint"] = steps
-
-    def _log_seed(self, i: int, states, host, steps: int, evaluate: bool) -> None:
-        metrics = to_floats(host)
-        metrics["time/elapsed_s"] = time.perf_counter() - self.started_at
-        failure = nonfinite_failure(metrics, steps, self.last["checkpoint"] or None,
-                                    self.dirs[i])
-        if failure is not None:
-            write_json(self.dirs[i] / FAILURE_FILE, failure)
-            self.stopped = self.stopped or TrainingFailed(
-                f"seed {self.seeds[i]}: {failure['error']}", self.dirs[i])
-        elif evaluate:
-            metrics.update(_evaluate(self.evaluators[i], one_seed(states, i), self.eval_keys[i]))
-        self.logs[i].write(steps, metrics)
+        for i, record in enumerate(self.records):
+            record.save(steps, one_seed(states, i))
+        self.schedule.done("checkpoint", steps)
 
     def on_iteration(self, states, seed_metrics) -> bool:
         """Log every seed's metrics (and evaluations when due); True to stop training."""
         steps = int(one_seed(states, 0).steps)
-        evaluate = self._due("eval", self.config.eval_every_steps, steps)
-        for i, host in enumerate(seed_metrics):
-            self._log_seed(i, states, host, steps, evaluate)
+        evaluate = self.schedule.due("eval", steps)
+        for i, (record, host) in enumerate(zip(self.records, seed_metrics)):
+            metrics, failed = record.metrics(host, steps)
+            if failed is not None:
+                self.stopped = self.stopped or failed
+                continue
+            if evaluate:
+                metrics.update(record.evaluate(one_seed(states, i)))
+            record.log.write(steps, metrics)
         if evaluate:
-            self.last["eval"] = steps
+            self.schedule.done("eval", steps)
         returns = ", ".join(f"{m.get('episode/team_return', float('nan')):.1f}"
                             for m in seed_metrics)
         self.console.print(f"step {steps:,}: team return per seed {returns}; "
                            f"{seed_metrics[0]['throughput/env_steps_per_s']:,.0f} env-steps/s")
         if self.stopped is not None:
             return True
-        if self.stop.requested or self._due("checkpoint", self.config.checkpoint_every_steps,
-                                            steps):
+        if self.stop.requested or self.schedule.due("checkpoint", steps):
             self._save(states, steps)
         if self.stop.requested:
             self.stopped = TrainingInterrupted(self.dirs[0], steps, True, self.stop.signum)
@@ -149,23 +142,13 @@ class _SeedRuns:
 
     def finish(self, states) -> None:
         """The last checkpoint, final evaluation, eval.json and videos of every seed."""
-        steps = int(one_seed(states, 0).steps)
-        if steps not in self.checkpointers[0].steps():
-            self._save(states, steps)
-        for i, (run, run_dir) in enumerate(zip(self.runs, self.dirs)):
-            state = one_seed(states, i)
-            final = _evaluate(self.evaluators[i], state, self.eval_keys[i])
-            self.logs[i].write(steps, final)
-            write_json(run_dir / EVAL_FILE, {"step": steps, **final})
-            self.console.print(f"seed {self.seeds[i]}: final eval at step {steps:,}: "
-                               f"{run.summary(final)}")
-            if self.config.video:
-                run.write_videos(state, run_dir, self.console)
+        for i, record in enumerate(self.records):
+            record.save_last(one_seed(states, i))
+            record.finish(one_seed(states, i), self.console)
 
     def close(self) -> None:
-        for log, checkpointer in zip(self.logs, self.checkpointers):
-            log.close()
-            checkpointer.close()
+        for record in self.records:
+            record.close()
 
 
 def _program(run: Run) -> tuple:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +20,18 @@ from rich.console import Console
 
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.runs.build import checkpointer_for, new_run
-from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.errors import TrainingFailed, TrainingInterrupted
-from modular_ppo.runs.failure import nonfinite_failure
 from modular_ppo.runs.held_out import evaluator_with_held_out
 from modular_ppo.runs.init_from import start_from
 from modular_ppo.runs.interrupts import StopRequests
-from modular_ppo.runs.metrics_log import MetricsLog, to_floats
+from modular_ppo.runs.metrics_log import MetricsLog
 from modular_ppo.runs.processes import is_primary, path_of_primary
 from modular_ppo.runs.progress import Progress
 from modular_ppo.runs.resolve import LoadedBodies, resolve_train_config
-from modular_ppo.runs.run import Run
+from modular_ppo.runs.run_record import RunRecord, Schedule
 from modular_ppo.runs.run_dir import (
     CONFIG_FILE,
-    EVAL_FILE,
     FAILURE_FILE,
     existing_run_dir,
     new_run_dir,
@@ -96,20 +92,19 @@ def run_training(
         write_json(run_dir / CONFIG_FILE, run.record())
     console.print(f"run dir: [bold]{run_dir}[/]")
 
-    log = MetricsLog(run_dir, enabled=primary)
+    record = RunRecord(run, run_dir, checkpointer, MetricsLog(run_dir, enabled=primary),
+                       evaluator, started_at)
     try:
         with StopRequests(console) as stop:
-            state, stopped = _train(run, evaluator, run_dir, checkpointer, log, stop, console,
-                                    started_at)
+            state, stopped = _train(record, stop, console)
         if stopped is not None:
             raise stopped
-        if int(state.steps) not in checkpointer.steps():
-            checkpointer.save(int(state.steps), state)
+        record.save_last(state)
         if primary:
-            _finish(run, evaluator, state, run_dir, log, console)
+            record.finish(state, console)
+            console.print(f"done: {run_dir}")
     finally:
-        log.close()
-        checkpointer.close()
+        record.close()
     return run_dir
 
 
@@ -128,51 +123,36 @@ def _report_resume(run_dir: Path, step: int, config: TrainRunConfig, console: Co
                       "give a larger --ppo.total-steps to train it further.")
 
 
-def _train(
-    run: Run,
-    evaluator: Callable[[Any, Any], dict[str, float]],
-    run_dir: Path,
-    checkpointer: Checkpointer,
-    log: MetricsLog,
-    stop: StopRequests,
-    console: Console,
-    started_at: float,
-) -> tuple[Any, TrainingFailed | TrainingInterrupted | None]:
+def _train(record: RunRecord, stop: StopRequests, console: Console
+           ) -> tuple[Any, TrainingFailed | TrainingInterrupted | None]:
     """The training loop with its evaluations and checkpoints. Returns the final state and
     why training stopped early (None: it reached total_steps)."""
-    config = run.config
-    eval_key = jax.random.key(config.seed + 1)
+    run, config, log = record.run, record.run.config, record.log
     start = int(run.state.steps)
-    last = {"eval": start if config.resume is not None else -1, "checkpoint": start}
-    last_saved = max(checkpointer.steps(), default=None)
+    schedule = Schedule(config.eval_every_steps, config.checkpoint_every_steps,
+                        last_eval=start if config.resume is not None else -1,
+                        last_checkpoint=start)
     outcome: dict[str, Any] = {"stopped": None}
 
-    def due(kind: str, every: int, steps: int) -> bool:
-        return every > 0 and steps // every > last[kind] // every
-
     def on_iteration(state: Any, host_metrics: dict[str, Any]) -> bool:
-        nonlocal last_saved
         steps = int(state.steps)
-        metrics = to_floats(host_metrics)  # flags as 0.0 / 1.0, as metrics.jsonl keeps them
-        metrics["time/elapsed_s"] = time.perf_counter() - started_at
-        failure = nonfinite_failure(metrics, steps, last_saved, run_dir)
-        if failure is not None:
-            outcome["stopped"] = _record_failure(failure, steps, metrics, log, run_dir)
+        metrics, outcome["stopped"] = record.metrics(host_metrics, steps)
+        if outcome["stopped"] is not None:
             return True
         # The iteration's progress shows before its evaluation runs: the first line of a run
         # then comes as soon as training does, not an evaluation's seconds later.
         progress.update(steps, metrics)
-        if due("eval", config.eval_every_steps, steps) and log.enabled:
-            evaluation = _evaluate(evaluator, state, eval_key)
+        if schedule.due("eval", steps) and log.enabled:
+            evaluation = record.evaluate(state)
             progress.show_evaluation(evaluation)
             metrics.update(evaluation)
-            last["eval"] = steps
+            schedule.done("eval", steps)
         log.write(steps, metrics)
-        if stop.requested or due("checkpoint", config.checkpoint_every_steps, steps):
-            checkpointer.save(steps, state)
-            last["checkpoint"] = last_saved = steps
+        if stop.requested or schedule.due("checkpoint", steps):
+            record.save(steps, state)
+            schedule.done("checkpoint", steps)
         if stop.requested:
-            outcome["stopped"] = TrainingInterrupted(run_dir, steps, True, stop.signum)
+            outcome["stopped"] = TrainingInterrupted(record.run_dir, steps, True, stop.signum)
             return True
         return False
 
@@ -182,36 +162,6 @@ def _train(
         try:
             state = run.fit(on_iteration)
         except KeyboardInterrupt:  # a second stop signal: no time to save
-            step = last_saved if last_saved is not None else start
-            raise TrainingInterrupted(run_dir, step, False, stop.signum or 2) from None
+            step = record.last_saved if record.last_saved is not None else start
+            raise TrainingInterrupted(record.run_dir, step, False, stop.signum or 2) from None
     return state, outcome["stopped"]
-
-
-def _record_failure(failure: dict[str, Any], steps: int, metrics: dict[str, float],
-                    log: MetricsLog, run_dir: Path) -> TrainingFailed:
-    """Log the failed iteration's metrics and write failure.json; the error to stop with."""
-    log.write(steps, metrics)
-    if log.enabled:
-        write_json(run_dir / FAILURE_FILE, failure)
-    return TrainingFailed(failure["error"], run_dir)
-
-
-def _evaluate(evaluator, state: Any, key) -> dict[str, float]:
-    started = time.perf_counter()
-    metrics = evaluator(state, key)
-    out = {f"eval/{k.removeprefix('episode/')}": v for k, v in metrics.items()}
-    out["time/eval_s"] = time.perf_counter() - started
-    return out
-
-
-def _finish(run: Run, evaluator: Callable[[Any, Any], dict[str, float]], state: Any,
-            run_dir: Path, log: MetricsLog, console: Console) -> None:
-    """The final evaluation (eval.json) and video of a run that reached total_steps."""
-    steps = int(state.steps)
-    final = _evaluate(evaluator, state, jax.random.key(run.config.seed + 1))
-    log.write(steps, final)
-    write_json(run_dir / EVAL_FILE, {"step": steps, **final})
-    console.print(f"final eval at step {steps:,}: {run.summary(final)}")
-    if run.config.video:
-        run.write_videos(state, run_dir, console)
-    console.print(f"done: {run_dir}")

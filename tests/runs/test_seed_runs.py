@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,7 +16,9 @@ from tiny_body import tiny_xml
 
 from modular_ppo.ppo import EvalConfig, PPOConfig
 from modular_ppo.runs import RunConfigError, TrainRunConfig, read_metrics, run_training
-from modular_ppo.runs.seed_runs import run_seed_training
+from modular_ppo.ppo.seeds import stack
+from modular_ppo.runs.errors import TrainingFailed
+from modular_ppo.runs.seed_runs import _SeedRuns, build_seed_runs, run_seed_training
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +84,28 @@ def test_the_command_line_trains_the_seeds_in_one_program(config, tmp_path):
     assert [c["seed"] for c in configs] == [2, 3]
     assert all(c["seeds"] == [] for c in configs)  # a resume of one dir continues that seed
     assert all(read_metrics(d)[-1]["step"] == 16 for d in dirs)
+
+
+def test_a_seed_with_non_finite_values_stops_the_seeds_and_keeps_its_failure(config, tmp_path):
+    """The seeds' bookkeeping is run_training's (runs/run_record.py): the seed that flags a
+    non-finite value gets failure.json and names the error; the others log on."""
+    runs = build_seed_runs(dataclasses.replace(config, runs_root=tmp_path, eval_every_steps=0),
+                           [2, 5])
+    seed_runs = _SeedRuns(runs, [2, 5], Console(quiet=True))
+    seed_runs.stop = SimpleNamespace(requested=False, signum=None)
+    fine = {"throughput/env_steps_per_s": 1.0, "episode/team_return": 0.0,
+            "nonfinite/any": False, "nonfinite/rollout": False}
+    try:
+        stop = seed_runs.on_iteration(stack([run.state for run in runs]),
+                                      [fine, {**fine, "nonfinite/any": True,
+                                              "nonfinite/rollout": True}])
+    finally:
+        seed_runs.close()
+    assert stop is True
+    assert isinstance(seed_runs.stopped, TrainingFailed)
+    assert str(seed_runs.stopped).startswith("seed 5: ")
+    good, bad = seed_runs.dirs
+    assert json.loads((bad / "failure.json").read_text())["flags"] == ["rollout"]
+    assert not (good / "failure.json").exists()
+    assert [row["nonfinite/any"] for row in read_metrics(good)] == [0.0]
+    assert [row["nonfinite/any"] for row in read_metrics(bad)] == [1.0]
