@@ -15,6 +15,8 @@
 - partitions: `Partition` (partition.py: the mapping / named-partition / rule format and
   the `modular_ppo:partition` annotation; rules in rules.py);
 - the body's task: `TaskSpec` (task.py: the `modular_ppo:` annotations of a body file);
+  its physics: MJCF's own `<option>` / `<contact>`, other solver settings applied by
+  `physics_options.with_physics` (docs/physics.md);
 - errors: `BodyGraphError` (errors.py);
 - rendering: `modular_ppo.body.render.BodyRenderer` (headless frames of a state);
 - for the CLI: `modular_ppo.body.describe` (tables and a PNG of the graph).

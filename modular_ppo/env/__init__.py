@@ -15,6 +15,9 @@ docstring is its contract:
 - simulators: `Simulator` (physics.py: MJX by default; MuJoCo's C simulator in
   cpu_backend.py / cpu_simulator.py; MJX's MuJoCo Warp implementation, NVIDIA GPUs, in
   warp_physics.py);
+- contacts: `collisions.collision_pairs` (the geom pairs MJX tests each step),
+  `touching_pairs` (which touch in random C rollouts), `excluded_pairs` /
+  `without_exclusions` (a body's `<contact><exclude>` elements; docs/physics.md);
 - errors: `EnvError`, `ActionError`, `UnsupportedModelError` (errors.py).
 """
 

@@ -6,6 +6,8 @@ import dataclasses
 import math
 from typing import Literal, get_args
 
+from modular_ppo.body.errors import BodyGraphError
+from modular_ppo.body.physics_options import PhysicsOptions, parse_options
 from modular_ppo.body.task import TaskSpec
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.tasks import TASK_NAMES
@@ -89,6 +91,14 @@ class EnvConfig:
     file's task)."""
     direction_deg: float = 0.0
     """run_direction: target direction in the xy plane, degrees counter-clockwise from +x."""
+    physics: str = ""
+    """Replacements for the body file's solver settings, e.g. "solver=CG iterations=4
+    ls_iterations=8 eulerdamp=enable" (`body.physics_options.parse_options`; "" keeps the
+    file's `<option>`). They change trajectories: docs/physics.md gives their costs."""
+
+    def physics_options(self) -> PhysicsOptions:
+        """`physics` parsed (checked on construction)."""
+        return parse_options(self.physics)
 
     def resolve_task(self, body_task: TaskSpec) -> TaskSpec:
         """The body's task with this config's overrides applied (fields left None keep
@@ -136,7 +146,8 @@ class EnvConfig:
 
     def _check_episodes_and_rewards(self) -> None:
         """A clear EnvError for a non-positive episode length, an unknown team reward, a
-        negative or non-finite task override, or a non-finite direction."""
+        negative or non-finite task override, bad physics settings or a non-finite
+        direction."""
         if self.episode_length < 1:
             raise EnvError(
                 f"EnvConfig.episode_length = {self.episode_length}; give a positive number "
@@ -153,6 +164,10 @@ class EnvConfig:
                 continue
             if not (math.isfinite(value) and value >= 0):
                 raise EnvError(f"EnvConfig.{name} = {value}; give a finite number >= 0.")
+        try:
+            self.physics_options()
+        except BodyGraphError as e:
+            raise EnvError(f"EnvConfig.physics = {self.physics!r}: {e}") from None
         if not math.isfinite(self.direction_deg):
             raise EnvError(
                 f"EnvConfig.direction_deg = {self.direction_deg}; give a finite angle in "

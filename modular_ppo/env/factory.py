@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from modular_ppo.body import BodyGraph
+from modular_ppo.body.physics_options import with_physics
 from modular_ppo.env.config import EnvConfig
 from modular_ppo.env.cpu_backend import cpu_unsupported_reason, default_backend
 from modular_ppo.env.cpu_simulator import CpuPhysics
@@ -28,10 +29,12 @@ def make_env(
     see cpu_backend.py), "warp" (MJX's MuJoCo Warp implementation, NVIDIA GPUs, see
     warp_physics.py) or "auto" (`default_backend`: "cpu" when JAX runs on CPU and the body
     allows it, else "mjx"). nthread: threads of the CPU backend (0: one per core the
-    process may run on).
+    process may run on). `config.physics` rebuilds the body with those solver settings
+    first (the env's `body` is then that one).
     """
     if backend not in BACKENDS:
         raise EnvError(f"backend = {backend!r}; use \"auto\", \"mjx\", \"cpu\" or \"warp\".")
+    body = with_physics(body, config.physics_options())
     if backend == "auto":
         backend = default_backend(body)
     task = make_task(body, config)

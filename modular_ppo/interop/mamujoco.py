@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from modular_ppo.body.physics_options import with_physics
 from modular_ppo.env import EnvConfig, ModularEnv, make_task
 from modular_ppo.env.actions import check_action_dict
 from modular_ppo.env.gymnasium_physics import GymnasiumPhysics
@@ -131,8 +132,8 @@ class MaMuJoCoParallelEnv(ParallelModularEnv):
         """Agent -> the actuator of each entry of its action (MaMuJoCo's order)."""
 
     def _make_env(self, config: EnvConfig, nthread: int) -> ModularEnv:
-        return ModularEnv(self.body, make_task(self.body, config), config,
-                          physics=GymnasiumPhysics(self.body))
+        body = with_physics(self.body, config.physics_options())
+        return ModularEnv(body, make_task(body, config), config, physics=GymnasiumPhysics(body))
 
     def _make_team(self) -> Team:
         return _team(self.env)
