@@ -22,6 +22,9 @@ is skipped (a row saying so) when less is left than it needs to give a figure
   `TIMED_CALLS` training calls after the first: compile s (`time/compile_s`), seconds to
   the first progress line, training env-steps/s (median of the calls after the first);
 - train-second/<n>: the same command again on the cache the first run filled;
+- backend/<name>/<n>: the train-first command with `--backend <name>` (after the flags
+  after `--`), on the cache the parts before filled: e.g. backend/cpu-pipelined/4096, the
+  host's C simulator and the chip overlapped (docs/backends.md), or backend/cpu/4096;
 - host/<n>: MuJoCo's C simulator on the host's cores (cases.py `mujoco-batch`);
 - split/<n>/<h>: both engines at once, raw physics: the C simulator on the host's cores
   steps h envs while MJX steps the other n - h on the chip (cases.py `split-step`; a draft
@@ -81,6 +84,7 @@ PART_KINDS = {
     "raw": PartKind("vmap(mjx.step) x frame skip, random ctrl (cases.py mjx-step)", 40, 75),
     "train-first": PartKind("cli.py train, empty compile cache", 100, 160),
     "train-second": PartKind("cli.py train again, on the first run's compile cache", 35, 90),
+    "backend": PartKind("cli.py train --backend NAME, on the compile cache so far", 60, 120),
     "host": PartKind("MuJoCo's C simulator on the host's cores (mujoco-batch)", 12, 45),
     "split": PartKind("both engines at once: C simulator on the host's cores for the second "
                       "count of envs, MJX for the rest (split-step)", 45, 90),
@@ -119,7 +123,10 @@ def parse_part(name: str) -> tuple[str, str]:
     if kind == "split" and not (len(counts) == 2 and all(c.isdigit() for c in counts)):
         raise SystemExit(f"error: --plan {name!r}: split/ takes the env count and the host's "
                          "share of it, e.g. split/16384/11776.")
-    if kind not in ("brax", "split") and not argument.isdigit():
+    if kind == "backend" and not (len(counts) == 2 and counts[1].isdigit()):
+        raise SystemExit(f"error: --plan {name!r}: backend/ takes a --backend value and an env "
+                         "count, e.g. backend/cpu-pipelined/4096.")
+    if kind not in ("brax", "split", "backend") and not argument.isdigit():
         raise SystemExit(f"error: --plan {name!r}: {kind}/ takes an env count, e.g. {kind}/4096.")
     return kind, argument
 
@@ -197,6 +204,9 @@ refuse a program started just after another one ended."""
 def _run_part(kind: str, argument: str, timeout_s: float, flags: list[str], cache: Path) -> dict:
     if kind.startswith("train"):
         return train_part(int(argument), cache, flags, timeout_s)
+    if kind == "backend":
+        backend, n_envs = argument.split("/")
+        return train_part(int(n_envs), cache, [*flags, "--backend", backend], timeout_s)
     return case_part(kind, argument, timeout_s)
 
 
@@ -269,7 +279,8 @@ def main() -> int:
                         help="folder for accelerator.json and accelerator.md")
     parser.add_argument("--plan", nargs="+", default=list(PLAN),
                         help="parts in priority order (KIND/ARG: raw/N, train-first/N, "
-                             "train-second/N, host/N, split/N/HOST_N, brax/SHAPE)")
+                             "train-second/N, backend/NAME/N, host/N, split/N/HOST_N, "
+                             "brax/SHAPE)")
     parser.add_argument("--time-scale", type=float, default=1.0,
                         help="multiplies each part's need and cap (set for the TPU machine): "
                              "more on a slow or busy machine")

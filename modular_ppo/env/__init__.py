@@ -3,7 +3,9 @@ docstring is its contract:
 
 - building an env: `make_env(body, EnvConfig(...), backend)` with `BACKENDS` / `Backend`
   and `default_backend` (factory.py, cpu_backend.py); settings: `EnvConfig` (config.py);
-- the env: `ModularEnv` (modular_env.py: `reset`, `step`, actions, episodes, auto-reset),
+- the env: `ModularEnv` (modular_env.py: `reset`, `step` (= `begin_step`, the physics,
+  `end_step`: the halves a caller stepping the physics itself uses), actions, episodes,
+  auto-reset),
   implementing `ModularEnvProtocol`, whose steps return `State`s (types.py: obs, reward,
   done, metrics and info conventions);
 - tasks: `make_task`, `TASK_NAMES`, `Task`, `RewardTerm`, `Transition` (tasks.py: the

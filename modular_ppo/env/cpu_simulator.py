@@ -22,6 +22,7 @@ import math
 import os
 import threading
 import weakref
+from collections.abc import Callable
 
 import jax
 import jax.custom_batching
@@ -271,8 +272,7 @@ class CpuPhysics:
         return self._restart_where(done, data, qpos, qvel)
 
     def _started_where(self, done: Array, data: CpuData, qpos: Array, qvel: Array) -> CpuData:
-        started = self._call("start", qpos, qvel, done)
-        return jax.tree.map(lambda new, old: jnp.where(done, new, old), started, data)
+        return restart_from(self._call("start", qpos, qvel, done))(done, data, qpos, qvel)
 
     def _restart_where_batched(self, size: int, batched, done, data, qpos, qvel):
         """The vmap rule of `restart_where`: one host call for the batch, made only if any
@@ -293,6 +293,20 @@ class CpuPhysics:
         state = {name: getattr(data, name) for name in STATE_FIELDS}
         return self._call("step", *{**state, "ctrl": ctrl}.values())
 
+    def step_on_host(
+        self, data: dict[str, np.ndarray], ctrl: np.ndarray, start_qpos: np.ndarray,
+        start_qvel: np.ndarray,
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """`step` outside jit, on a batch's numpy arrays: `data` holds STATE_FIELDS but
+        ctrl ([N, ...] each). Returns every CpuData field after the step, and of fresh
+        starts at (start_qpos, start_qvel) for every environment: the starts
+        `restart_where` would make where the step ends an episode, made for all because
+        which end is decided after the step (`restart_from` selects them)."""
+        stepped = self.simulator.step(*(data[name] for name in STATE_FIELDS[:-1]), ctrl)
+        started = self.simulator.start(start_qpos, start_qvel)
+        names = STATE_FIELDS + DERIVED_FIELDS
+        return dict(zip(names, stepped)), dict(zip(names, started))
+
     def _call(self, method: str, *inputs: Array) -> CpuData:
         """The simulator's `method` ("step" or "start") as a host call."""
         outputs = host_call(f"{self._key}/{method}", self._result_shapes,
@@ -308,3 +322,14 @@ def with_contact_force_probe(xml: str) -> mujoco.MjModel:
     spec.add_sensor(type=mujoco.mjtSensor.mjSENS_ACCELEROMETER, name=_PROBE,
                     objtype=mujoco.mjtObj.mjOBJ_SITE, objname=_PROBE)
     return spec.compile()
+
+
+def restart_from(started: CpuData) -> Callable[..., CpuData]:
+    """A `restart` for `ModularEnv.end_step` that takes its fresh start from `started`
+    (made beforehand, as `CpuPhysics.step_on_host` does): the same selection as
+    `CpuPhysics.restart_where`, without a host call."""
+
+    def restart(done: Bool[Array, ""], data: CpuData, qpos: Array, qvel: Array) -> CpuData:
+        return jax.tree.map(lambda new, old: jnp.where(done, new, old), started, data)
+
+    return restart

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float, PRNGKeyArray
+from jaxtyping import Array, Bool, Float, PRNGKeyArray
 from mujoco import mjx
 
 from modular_ppo.body import BodyGraph
@@ -14,7 +17,10 @@ from modular_ppo.env.episode import accumulate, close, empty_episode
 from modular_ppo.env.observations import ObsBlock, Observer, observation_reads_contact_forces
 from modular_ppo.env.physics import Physics, Simulator
 from modular_ppo.env.tasks import Task, Transition
-from modular_ppo.env.types import State
+from modular_ppo.env.types import State, StepRequest
+
+Restart = Callable[[Bool[Array, ""], Any, Float[Array, "nq"], Float[Array, "nv"]], Any]
+"""(done, data, start qpos, start qvel) -> a fresh start where done, else data."""
 
 
 class ModularEnv:
@@ -139,10 +145,25 @@ class ModularEnv:
         while its reward, done, metrics and info["truncation"] describe the step that
         finished.
         """
+        request = self.begin_step(state, action)
+        data = self._physics.step(state.data, request.ctrl)
+        return self.end_step(state, request, data, self._physics.restart_where)
+
+    def begin_step(self, state: State, action: dict[str, Float[Array, "act"]]) -> StepRequest:
+        """The part of `step` before the physics: the action checked, sanitized and mapped
+        to controls, and the env's next key and the fresh start pose drawn (used if the
+        step ends the episode)."""
         self._actions.check(action)
         action, invalid = self._actions.sanitize(action)
-        data = self._physics.step(state.data, self._actions.to_ctrl(action))
-        transition = Transition(state.data, data, action, self.dt)
+        key, start_key = jax.random.split(state.info["rng"])
+        qpos, qvel = self._start_pose(start_key)
+        return StepRequest(self._actions.to_ctrl(action), action, invalid, key, qpos, qvel)
+
+    def end_step(self, state: State, request: StepRequest, data: Any, restart: Restart) -> State:
+        """The part of `step` after the physics: `data` is the simulator's state after
+        `request.ctrl`; rewards, termination, episode sums, auto-reset (`restart`, with the
+        signature of `Simulator.restart_where`) and observations."""
+        transition = Transition(state.data, data, request.action, self.dt)
         reward, terms = self.task.rewards(transition)
         forward_velocity = self.task.progress(transition)
 
@@ -155,8 +176,7 @@ class ModularEnv:
             state.info["last_episode"],
             done,
         )
-        key, start_key = jax.random.split(state.info["rng"])
-        data = self._physics.restart_where(done > 0, data, *self._start_pose(start_key))
+        data = restart(done > 0, data, request.start_qpos, request.start_qvel)
         return State(
             data=data,
             obs=self._observer(data),
@@ -164,7 +184,7 @@ class ModularEnv:
             done=done,
             metrics={
                 "forward_velocity": forward_velocity,
-                "invalid_action": invalid,
+                "invalid_action": request.invalid,
                 **{f"reward/{name}": value for name, value in terms.items()},
             },
             info={
@@ -172,6 +192,6 @@ class ModularEnv:
                 "steps": jnp.where(done > 0, 0, steps),
                 "episode": episode,
                 "last_episode": last_episode,
-                "rng": key,
+                "rng": request.rng,
             },
         )

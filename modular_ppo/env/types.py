@@ -43,6 +43,23 @@ class State:
     info: dict[str, Any]
 
 
+@struct.dataclass
+class StepRequest:
+    """What `ModularEnv.begin_step` hands the physics and `end_step`: one environment's."""
+
+    ctrl: Float[Array, "nu"]
+    """The controls the physics holds for the step."""
+    action: dict[str, Float[Array, "act"]]
+    """The action as sanitized (non-finite entries 0), which the control cost reads."""
+    invalid: Float[Array, ""]
+    """1.0 if the action had a non-finite entry, else 0.0."""
+    rng: PRNGKeyArray
+    """The env's key after the step."""
+    start_qpos: Float[Array, "nq"]
+    """The fresh start's qpos, used if the step ends the episode."""
+    start_qvel: Float[Array, "nv"]
+
+
 class ModularEnvProtocol(Protocol):
     """What the PPO core needs of an environment. Single-env functions; callers vmap."""
 
@@ -66,4 +83,4 @@ class ModularEnvProtocol(Protocol):
         ...
 
 
-__all__ = ["State", "ModularEnvProtocol"]
+__all__ = ["State", "StepRequest", "ModularEnvProtocol"]

@@ -9,6 +9,9 @@ trained on one body or several. Each entry point's docstring is its contract:
   metric names are listed in metrics.py) and the host loop `train`, and `train_from_scratch` (train.py);
   the step compiled, optionally kept between runs as an exported program:
   `compile_train_step`, `ExportedSteps` (exported_step.py);
+  the CPU backend's physics on the host overlapped with the device's work
+  (`--backend cpu-pipelined`): `pipelined_train_step` (pipelined_step.py) and
+  `collect_pipelined` (pipelined_rollout.py), which `train(..., pipelined=True)` uses;
   several processes: `DistributedConfig`, `start_distributed`, `initialize_distributed`
   (distributed.py), which first meet at the coordinator's port (rendezvous.py); several
   seeds in one compiled program: `new_seed_states`, `train_seeds`, `train_step_seeds`,
@@ -38,6 +41,8 @@ from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, body_key, for_body, metrics_to_host
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined
+from modular_ppo.ppo.pipelined_step import pipelined_train_step
 from modular_ppo.ppo.rollout import Replay, Rollout, collect_rollout, replay
 from modular_ppo.ppo.state import (
     BodyGroup,
@@ -84,6 +89,7 @@ __all__ = [
     "TrainResult",
     "TrainingState",
     "clipped_policy_loss",
+    "collect_pipelined",
     "collect_rollout",
     "compile_train_step",
     "default_ppo_config",
@@ -100,6 +106,7 @@ __all__ = [
     "new_training_state",
     "one_seed",
     "per_key_gae",
+    "pipelined_train_step",
     "place_state",
     "policy_advantages",
     "ppo_loss",

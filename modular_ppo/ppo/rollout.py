@@ -10,7 +10,7 @@ from flax import nnx, struct
 from jaxtyping import Array, Bool, Float
 
 from modular_ppo.env.types import ModularEnvProtocol, State
-from modular_ppo.networks.contract import NetState
+from modular_ppo.networks.contract import NetState, StepOutput
 from modular_ppo.ppo.metrics import nonfinite
 
 
@@ -69,39 +69,78 @@ def collect_rollout(
         network = nnx.merge(graphdef, network_state)
         out = network(recurrent, env_state.obs)
         next_env_state = step_envs(env_state, out.output.actions)
-        done = next_env_state.done
-        next_recurrent = network.reset_state(out.next_state, done > 0)
-        finished = jax.tree.map(
-            lambda value: jnp.sum(done * value), next_env_state.info["last_episode"]
-        )
-        transition = dict(
-            obs=env_state.obs,
-            extras=out.output.extras,
-            loglikelihoods=out.output.loglikelihoods,
-            values=out.output.value_estimates,
-            rewards=next_env_state.reward,
-            done=done,
-            truncated=next_env_state.info["truncation"],
-            episode_sums={**finished, "count": jnp.sum(done)},
-            nonfinite_actions=jax.tree.map(nonfinite, out.output.actions),
-        )
+        next_recurrent, transition = after_step(network, out, env_state, next_env_state)
         return (nnx.state(network), next_env_state, next_recurrent), transition
 
     (network_state, env_state, recurrent), steps = jax.lax.scan(
         step, (network_state, env_state, recurrent), length=length
     )
-    # Only the value estimates of this call are kept; whatever it changes in the network
-    # state is dropped, so bootstrapping does not shift the network's random streams.
-    bootstrap = nnx.merge(graphdef, network_state)(recurrent, env_state.obs, deterministic=True)
-    rollout = Rollout(
+    rollout = rollout_of(steps, bootstrap_values(graphdef, network_state, recurrent, env_state))
+    return network_state, env_state, recurrent, rollout
+
+
+def after_step(
+    network: nnx.Module, out: StepOutput, env_state: State, next_env_state: State
+) -> tuple[NetState, dict[str, Any]]:
+    """The recurrent state after one step of the rollout (reset where the step ended an
+    episode) and the step's record: the rollout's fields for one time step, with
+    "episode_sums" and "nonfinite_actions" not yet reduced over time."""
+    done = next_env_state.done
+    next_recurrent = network.reset_state(out.next_state, done > 0)
+    finished = jax.tree.map(
+        lambda value: jnp.sum(done * value), next_env_state.info["last_episode"]
+    )
+    transition = dict(
+        obs=env_state.obs,
+        extras=out.output.extras,
+        loglikelihoods=out.output.loglikelihoods,
+        values=out.output.value_estimates,
+        rewards=next_env_state.reward,
+        done=done,
+        truncated=next_env_state.info["truncation"],
+        episode_sums={**finished, "count": jnp.sum(done)},
+        nonfinite_actions=jax.tree.map(nonfinite, out.output.actions),
+    )
+    return next_recurrent, transition
+
+
+def bootstrap_values(
+    graphdef: nnx.GraphDef, network_state: nnx.State, recurrent: NetState, env_state: State
+) -> dict[str, Float[Array, "env"]]:
+    """Module -> value estimate of the states after the rollout. Only the values of this
+    call are kept; whatever it changes in the network state is dropped, so bootstrapping
+    does not shift the network's random streams."""
+    network = nnx.merge(graphdef, network_state)
+    return network(recurrent, env_state.obs, deterministic=True).output.value_estimates
+
+
+def rollout_of(steps: dict[str, Any], last_values: dict[str, Float[Array, "env"]]) -> Rollout:
+    """The Rollout of `after_step`'s records stacked over time ([T, N, ...])."""
+    return Rollout(
         **{
             **steps,
             "episode_sums": jax.tree.map(jnp.sum, steps["episode_sums"]),
             "nonfinite_actions": jax.tree.map(jnp.any, steps["nonfinite_actions"]),
         },
-        last_values=bootstrap.output.value_estimates,
+        last_values=last_values,
     )
-    return network_state, env_state, recurrent, rollout
+
+
+def joined_rollouts(first: Rollout, second: Rollout) -> Rollout:
+    """Two rollouts of the same steps on different environments as one rollout of both
+    (the second's environments after the first's): episode sums added, non-finite flags
+    or-ed."""
+    return Rollout(
+        **{field: jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=1),
+                               getattr(first, field), getattr(second, field))
+           for field in ("obs", "extras", "loglikelihoods", "values", "rewards", "done",
+                         "truncated")},
+        last_values=jax.tree.map(lambda a, b: jnp.concatenate([a, b]),
+                                 first.last_values, second.last_values),
+        episode_sums=jax.tree.map(jnp.add, first.episode_sums, second.episode_sums),
+        nonfinite_actions=jax.tree.map(jnp.logical_or, first.nonfinite_actions,
+                                       second.nonfinite_actions),
+    )
 
 
 def replay(

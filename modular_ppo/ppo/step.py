@@ -72,18 +72,27 @@ def train_step(
     "losses/total" (the weighted sum), "episode/count" (all bodies), the run's non-finite
     flags) do not.
     """
-    bodies = [group.name for group in groups]
     state, per_iteration = jax.lax.scan(
         lambda state, _: ppo_iteration(groups, config, state), state,
         length=config.iterations_per_call,
     )
+    return state, combined_metrics(groups, state, per_iteration)
+
+
+def combined_metrics(
+    groups: tuple[BodyGroup, ...], state: TrainingState, per_iteration: tuple
+) -> Metrics:
+    """The metrics record of a call: `ppo_iteration`'s outputs stacked over the call's
+    iterations, reduced by `combine_iterations`, each body's episode means, and the
+    counter "iteration" of `state`."""
+    bodies = [group.name for group in groups]
     averaged, body_episodes, module_flags, flags = per_iteration
     metrics = combine_iterations(
         averaged, {"count": sum(e["count"] for e in body_episodes.values())}, module_flags, flags
     )
     for name, sums in body_episodes.items():
         metrics.update(for_body(episode_means(sums), name, bodies))
-    return state, {**metrics, "iteration": state.iteration}
+    return {**metrics, "iteration": state.iteration}
 
 
 def weighted_loss(
@@ -123,8 +132,16 @@ def ppo_iteration(
     """Roll out every body, compute its per-module GAE, run n_epochs x n_minibatches
     updates (each minibatch holds 1 / n_minibatches of every body's environments), then
     update each body's normalizer statistics from its own rollout's observations."""
+    return learn(groups, config, state, collect_bodies(groups, config, state))
+
+
+def learn(
+    groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
+    collected: Collected,
+) -> tuple[TrainingState, tuple[Metrics, dict[str, Metrics], Metrics, Metrics]]:
+    """The part of `ppo_iteration` after the rollouts: updates from `collected`, the new
+    training state and the iteration's outputs."""
     key, shuffle_key = jax.random.split(state.key)
-    collected = collect_bodies(groups, config, state)
     (params, opt_state), (terms, grad_norms, grads_nonfinite) = update_networks(
         groups, config, collected, state.params, state.opt_state, shuffle_key
     )
@@ -154,17 +171,25 @@ def collect_bodies(
     its training batch and per-module GAE advantages."""
     collected = Collected({}, {}, {}, {}, {}, {})
     for group in groups:
-        name, own = group.name, state.groups[group.name]
-        network_state, collected.env_states[name], collected.recurrents[name], rollout = (
-            collect_rollout(group.env, group.graphdef, state.network_state(name),
-                            own.env_state, own.recurrent, config.rollout_length)
-        )
-        _, collected.rests[name] = nnx.split_state(network_state, nnx.Param, ...)
-        collected.rollouts[name] = rollout
-        collected.batches[name], collected.advantages[name] = make_batch(
-            own.recurrent, rollout, config
-        )
+        own = state.groups[group.name]
+        keep_collected(collected, group.name, own.recurrent, config, *collect_rollout(
+            group.env, group.graphdef, state.network_state(group.name), own.env_state,
+            own.recurrent, config.rollout_length))
     return collected
+
+
+def keep_collected(
+    collected: Collected, name: str, recurrent_before: object, config: PPOConfig,
+    network_state: nnx.State, env_state: object, recurrent: object, rollout: Rollout,
+) -> None:
+    """Enter body `name`'s rollout (and what `collect_rollout` returns with it) into
+    `collected`, with its training batch and per-module GAE advantages; `recurrent_before`:
+    the recurrent state the rollout started from."""
+    _, collected.rests[name] = nnx.split_state(network_state, nnx.Param, ...)
+    collected.env_states[name], collected.recurrents[name] = env_state, recurrent
+    collected.rollouts[name] = rollout
+    collected.batches[name], collected.advantages[name] = make_batch(
+        recurrent_before, rollout, config)
 
 
 def update_networks(

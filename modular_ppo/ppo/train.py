@@ -19,6 +19,7 @@ from modular_ppo.ppo.state import (
     place_state,
 )
 from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
+from modular_ppo.ppo.pipelined_step import pipelined_train_step
 from modular_ppo.ppo.step import check_static_arguments
 
 OnIteration = Callable[[TrainingState, HostMetrics], bool]
@@ -39,6 +40,7 @@ def train(
     *,
     on_iteration: OnIteration | None = None,
     exported: ExportedSteps | None = None,
+    pipelined: bool = False,
 ) -> TrainResult:
     """Train until `config.total_steps` environment steps (over every body) or until
     `on_iteration` says stop. Start from `new_training_state` or a restored checkpoint of
@@ -55,6 +57,9 @@ def train(
 
     exported: keep the traced training step in this folder under this key, so that a later
     `train` with the same key loads it instead of tracing it (`compile_train_step`).
+    pipelined: collect rollouts with the host's C simulator and the device overlapped
+    (`pipelined_train_step`; envs of the CPU backend; `exported` unused): its compile
+    happens in the first call, whose time/compile_s is then near 0.
     """
     check_groups(groups, config)
     names = [group.name for group in groups]
@@ -68,7 +73,8 @@ def train(
         check_static_arguments(group.env, group.graphdef)
     state = place_state(state, groups, config)
     started = time.perf_counter()
-    step = compile_train_step(groups, config, state, exported)
+    step = (pipelined_train_step(groups, config) if pipelined
+            else compile_train_step(groups, config, state, exported))
     compile_s = time.perf_counter() - started
     bodies = [group.name for group in groups]
     timing = {"time/compile_s": compile_s}

@@ -26,6 +26,9 @@ StatisticsSource = Literal["warm-up", "trained-bodies"]
 """Where a body the parameters were not trained on gets its observation normalizer
 statistics (`runs.transfer`): "warm-up" (steps of the policy acting on it) or
 "trained-bodies" (pooled from the trained bodies' modules that observe the same blocks)."""
+TrainBackend = Literal["auto", "mjx", "cpu", "cpu-pipelined", "warp"]
+"""A run's `--backend`: a simulator backend of `env.make_env`, or "cpu-pipelined" (the
+CPU backend's envs, trained with the host's physics and the device's work overlapped)."""
 OptimizerSource = Literal["fresh", "source"]
 """The optimizer state a fine-tuned run (`--init-from`) starts with."""
 
@@ -66,12 +69,15 @@ class TrainRunConfig:
     network: Annotated[NetworkConfig, tyro.conf.arg(name="")] = NetworkConfig()
     """Architecture (`--arch`) and network sizes. The network's flags carry no "network."
     prefix; its nested configs keep theirs (`--graph.rounds`, `--attention.heads`)."""
-    backend: Backend = "auto"
+    backend: TrainBackend = "auto"
     """Simulator: "cpu" (MuJoCo's C simulator on a thread pool, several times faster than
-    MJX when JAX runs on CPU: BENCHMARKS.md), "mjx" (MuJoCo MJX inside JAX, the one for
-    GPUs), "warp" (MJX's MuJoCo Warp implementation: NVIDIA GPUs, `pip install -e
-    '.[warp]'`) or "auto" ("cpu" when JAX runs on CPU and the body allows it, else "mjx").
-    The run records the backend it used, and a resumed run keeps it."""
+    MJX when JAX runs on CPU: BENCHMARKS.md), "cpu-pipelined" (the same simulator and envs,
+    with the host's physics of one half of the environments overlapped with the device's
+    networks for the other half: for an accelerator with idle host cores, docs/backends.md),
+    "mjx" (MuJoCo MJX inside JAX, the one for GPUs), "warp" (MJX's MuJoCo Warp
+    implementation: NVIDIA GPUs, `pip install -e '.[warp]'`) or "auto" ("cpu" when JAX runs
+    on CPU and the body allows it, else "mjx"). The run records the backend it used, and a
+    resumed run keeps it."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)
@@ -202,6 +208,17 @@ class TrainRunConfig:
         return tuple(name for part in self.held_out for name in family(part.strip(), "--held-out"))
 
     @property
+    def env_backend(self) -> Backend:
+        """The simulator backend of the run's envs (`env.make_env`): "cpu" for
+        "cpu-pipelined"."""
+        return "cpu" if self.backend == "cpu-pipelined" else self.backend
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether rollouts overlap the host's physics with the device's work."""
+        return self.backend == "cpu-pipelined"
+
+    @property
     def multi_body(self) -> bool:
         return len(self.bodies) > 1
 
@@ -214,9 +231,9 @@ def check_distributed_backend(backend: str, distributed: DistributedConfig) -> N
     """Raise RunConfigError for the C simulator in a run of several processes: it is
     stepped from host calls, which this version does not split over several processes'
     devices (runs of several processes use MJX)."""
-    if distributed.enabled and backend == "cpu":
+    if distributed.enabled and backend in ("cpu", "cpu-pipelined"):
         raise RunConfigError(
-            "--backend cpu with --distributed.*: the C simulator is stepped from host "
+            f"--backend {backend} with --distributed.*: the C simulator is stepped from host "
             "calls, which this version does not split over several processes' devices. "
             "Use --backend mjx (the default with --distributed.*)."
         )

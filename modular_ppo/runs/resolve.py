@@ -101,7 +101,7 @@ def resolve_train_config(config: TrainRunConfig, env: ModularEnvProtocol | None 
     else:
         bodies = _load_bodies(config, loaded or LoadedBodies())
         config = _with_backend(config, bodies)
-        envs = {name: make_env(body, config.env, config.backend)
+        envs = {name: make_env(body, config.env, config.env_backend)
                 for name, body in bodies.items()}
     if architecture(config.arch).tokens:
         # A resumed run keeps the sizes it was built with (held-out bodies may be added).

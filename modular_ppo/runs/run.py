@@ -120,9 +120,10 @@ class Run:
         folder = exported_folder()
         exported = (ExportedSteps(folder, program_key(self.config, self.bodies))
                     if folder is not None and not self.custom_env
-                    and not self.config.ppo.data_parallel else None)
+                    and not self.config.ppo.data_parallel and not self.config.pipelined
+                    else None)
         return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration,
-                     exported=exported).state
+                     exported=exported, pipelined=self.config.pipelined).state
 
     def summary(self, final: dict[str, float]) -> str:
         if len(self.bodies) == 1:

@@ -38,7 +38,8 @@ def build_seed_runs(config: TrainRunConfig, seeds: Sequence[int]) -> list[Run]:
     """`build_run` of `config` with each seed; RunConfigError unless they are one program
     (they are whenever only the seed differs) or the config asks for what seeds cannot do."""
     refused = {"resume": config.resume, "init_from": config.init_from,
-               "ppo.data_parallel": config.ppo.data_parallel or None}
+               "ppo.data_parallel": config.ppo.data_parallel or None,
+               "backend cpu-pipelined": config.pipelined or None}
     for field, value in refused.items():
         if value is not None:
             raise RunConfigError(f"--seeds with --{field.replace('_', '-')}: several seeds "

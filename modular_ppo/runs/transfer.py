@@ -144,7 +144,7 @@ def network_for_body(
             f"'{body_name}'. Use --arch {acting_on_any_body()} to act on other bodies."
         )
     body = load_body(body_name, config.partition)
-    env = make_env(body, config.env, config.backend)
+    env = make_env(body, config.env, config.env_backend)
     try:
         network = make_network(body, env.obs_sizes, config.network, rngs=nnx.Rngs(config.seed))
     except MaxSizeTooSmall as error:

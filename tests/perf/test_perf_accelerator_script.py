@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PLAN = ["raw/4", "train-first/4", "train-second/4", "host/4"]
+PLAN = ["raw/4", "train-first/4", "train-second/4", "backend/cpu-pipelined/4", "host/4"]
 TRAIN_FLAGS = ["--backend", "cpu", "--ppo.n-minibatches", "2", "--ppo.rollout-length", "4",
                "--ppo.n-epochs", "1", "--env.episode-length", "8"]
 """MuJoCo's C simulator for training (no MJX training program to compile on CPU); the raw
@@ -110,6 +110,13 @@ def test_a_part_that_fails_at_once_is_tried_once_more(accelerator, monkeypatch):
 def test_a_plan_part_of_an_unknown_kind_is_refused_naming_the_kinds(accelerator):
     with pytest.raises(SystemExit, match="'gpu/4096': a part is KIND/ARG with KIND one of raw"):
         accelerator.parse_part("gpu/4096")
+
+
+def test_a_backend_part_names_the_backend_and_the_env_count(accelerator):
+    assert accelerator.parse_part("backend/cpu-pipelined/4096") == ("backend",
+                                                                     "cpu-pipelined/4096")
+    with pytest.raises(SystemExit, match="backend/ takes a --backend value and an env count"):
+        accelerator.parse_part("backend/4096")
 
 
 @pytest.mark.parametrize(("markexpr", "ci"), [

@@ -1,0 +1,195 @@
+"""The CPU backend's rollout with both engines busy (`--backend cpu-pipelined`).
+
+`collect_rollout` on the CPU backend calls MuJoCo's C simulator from inside the jitted
+rollout, so the device (the networks, observations, rewards) waits while the host steps
+the physics, and the host waits while the device computes. Here the rollout is a Python
+loop over the environments split in two halves, A and B: while the host's thread pool
+steps half A's physics, the device computes half B's env step (`ModularEnv.end_step`:
+rewards, termination, auto-reset, observations), policy and next controls
+(`ModularEnv.begin_step`), dispatched asynchronously by JAX; then the roles swap. Only
+what the physics needs (the state fields, controls and the fresh-start poses) goes to the
+host, and what it returns (the state after the step, and fresh starts) comes back.
+
+What it computes is two CPU-backend rollouts of half the environments each
+(`collect_rollout` on each half, `joined_rollouts`), with one difference from a single
+rollout of all of them: half B's actions draw their noise from another random stream of
+the network (`other_stream`), since a network call on half the batch cannot draw the
+other half's share of one draw. Every env's observations, rewards, dones and
+log-likelihoods are those of the CPU backend given its actions.
+
+The fresh starts of auto-reset are made on the host for every environment at every step
+(`CpuPhysics.step_on_host`): which environments are done is known only on the device,
+after the step, and asking the host a second time would make each half wait for the
+other engine once more per step. A start costs about a tenth of a control step of the
+ant's physics.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx, struct
+
+from modular_ppo.env.cpu_simulator import STATE_FIELDS, CpuData, CpuPhysics, restart_from
+from modular_ppo.env.types import ModularEnvProtocol, State, StepRequest
+from modular_ppo.networks.contract import NetState, StepOutput
+from modular_ppo.ppo.errors import BodyGroupError
+from modular_ppo.ppo.rollout import (
+    Rollout,
+    after_step,
+    bootstrap_values,
+    joined_rollouts,
+    rollout_of,
+)
+
+
+@struct.dataclass
+class Half:
+    """One half's device state between two physics steps: the network acted on its
+    observations and the env's step is begun (`request`), waiting for the physics."""
+
+    network_state: nnx.State
+    env_state: State
+    recurrent: NetState
+    out: StepOutput
+    request: StepRequest
+
+
+def other_stream(network_state: nnx.State) -> nnx.State:
+    """`network_state` with every random key folded with 1: half B's sampling stream (its
+    counters advance with half A's, so the two streams never meet)."""
+    keys, rest = nnx.split_state(network_state, nnx.RngKey, ...)
+    return nnx.merge_state(jax.tree.map(lambda key: jax.random.fold_in(key, 1), keys), rest)
+
+
+def cpu_physics(env: ModularEnvProtocol) -> CpuPhysics:
+    """The env's C simulator; BodyGroupError, naming the fix, for an env of another."""
+    physics = getattr(env, "physics", None)
+    if not isinstance(physics, CpuPhysics):
+        raise BodyGroupError(
+            f"the pipelined rollout (--backend cpu-pipelined) steps MuJoCo's C simulator "
+            f"on the host, but this env ({type(env).__name__}) simulates with "
+            f"{type(physics).__name__}: build it with make_env(body, config, \"cpu\"), or "
+            "use --backend cpu / mjx.")
+    return physics
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def act(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
+    env_state: State, recurrent: NetState,
+) -> Half:
+    """The network's step on the half's observations and the env's step begun."""
+    network = nnx.merge(graphdef, network_state)
+    out = network(recurrent, env_state.obs)
+    request = jax.vmap(env.begin_step)(env_state, out.output.actions)
+    return Half(nnx.state(network), env_state, recurrent, out, request)
+
+
+def _finish(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, half: Half,
+    stepped: dict[str, jax.Array], started: dict[str, jax.Array],
+) -> tuple[State, NetState, dict[str, Any]]:
+    """The env's step ended on the host's physics: the new env and recurrent states and
+    the step's record (`after_step`)."""
+
+    def end(state, request, data, fresh):
+        return env.end_step(state, request, data, restart_from(fresh))
+
+    env_state = jax.vmap(end)(half.env_state, half.request, CpuData(**stepped),
+                              CpuData(**started))
+    network = nnx.merge(graphdef, half.network_state)
+    recurrent, record = after_step(network, half.out, half.env_state, env_state)
+    return env_state, recurrent, record
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def advance(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, half: Half,
+    stepped: dict[str, jax.Array], started: dict[str, jax.Array],
+) -> tuple[Half, dict[str, Any]]:
+    """One step of the rollout on the device: the env's step ended, the next begun."""
+    env_state, recurrent, record = _finish(env, graphdef, half, stepped, started)
+    return act(env, graphdef, half.network_state, env_state, recurrent), record
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def advance_last(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, half: Half,
+    stepped: dict[str, jax.Array], started: dict[str, jax.Array],
+) -> tuple[tuple[nnx.State, State, NetState], dict[str, Any], dict[str, jax.Array]]:
+    """The rollout's last step: the env's step ended; (network, env and recurrent states),
+    the step's record and the value estimates of the states reached."""
+    env_state, recurrent, record = _finish(env, graphdef, half, stepped, started)
+    values = bootstrap_values(graphdef, half.network_state, recurrent, env_state)
+    return (half.network_state, env_state, recurrent), record, values
+
+
+def host_inputs(half: Half) -> tuple[dict[str, jax.Array], jax.Array, jax.Array, jax.Array]:
+    """What the host's physics reads of a half (`CpuPhysics.step_on_host`'s arguments)."""
+    data = {name: getattr(half.env_state.data, name) for name in STATE_FIELDS[:-1]}
+    return data, half.request.ctrl, half.request.start_qpos, half.request.start_qvel
+
+
+def _prefetch(half: Half) -> None:
+    """Start copying what the host will read, as soon as the device has it."""
+    for array in jax.tree.leaves(host_inputs(half)):
+        array.copy_to_host_async()
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _split(tree: Any, size: int) -> tuple[Any, Any]:
+    return jax.tree.map(lambda x: x[:size], tree), jax.tree.map(lambda x: x[size:], tree)
+
+
+@jax.jit
+def _joined(halves: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rollout]:
+    """Env and recurrent states of both halves joined, and the rollout of both."""
+    (_, env_a, recurrent_a), (_, env_b, recurrent_b) = halves
+    rollouts = [rollout_of(jax.tree.map(lambda *xs: jnp.stack(xs), *steps), last)
+                for steps, last in zip(records, values)]
+    both = functools.partial(jax.tree.map, lambda a, b: jnp.concatenate([a, b]))
+    return both(env_a, env_b), both(recurrent_a, recurrent_b), joined_rollouts(*rollouts)
+
+
+def collect_pipelined(
+    env: ModularEnvProtocol,
+    graphdef: nnx.GraphDef,
+    network_state: nnx.State,
+    env_state: State,
+    recurrent: NetState,
+    length: int,
+) -> tuple[nnx.State, State, NetState, Rollout]:
+    """`collect_rollout` of a CPU-backend env (at least 2 environments) with the host's
+    physics and the device's work overlapped (module docstring): the network state after
+    the rollout (half A's: its RNG counters advanced), env and recurrent states, and the
+    rollout of all environments (half A's first, then B's; A: the first N // 2)."""
+    physics = cpu_physics(env)
+    size = env_state.done.shape[0] // 2
+    if size < 1:
+        raise BodyGroupError("the pipelined rollout splits the environments in two halves: "
+                             "give at least 2 environments (--ppo.n-envs).")
+    envs, recurrents = _split(env_state, size), _split(recurrent, size)
+    halves = [act(env, graphdef, stream, e, r) for stream, e, r in
+              zip((network_state, other_stream(network_state)), envs, recurrents)]
+    for half in halves:
+        _prefetch(half)
+    records: tuple[list, list] = ([], [])
+    finals, values = [None, None], [None, None]
+    for t in range(length):
+        for i in (0, 1):
+            data, ctrl, qpos, qvel = jax.tree.map(np.asarray, host_inputs(halves[i]))
+            stepped, started = physics.step_on_host(data, ctrl, qpos, qvel)
+            if t < length - 1:
+                halves[i], record = advance(env, graphdef, halves[i], stepped, started)
+                _prefetch(halves[i])
+            else:
+                finals[i], record, values[i] = advance_last(env, graphdef, halves[i],
+                                                            stepped, started)
+            records[i].append(record)
+    env_state, recurrent, rollout = _joined(tuple(finals), records, tuple(values))
+    return finals[0][0], env_state, recurrent, rollout

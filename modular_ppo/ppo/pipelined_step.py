@@ -1,0 +1,69 @@
+"""The training step of `--backend cpu-pipelined`: each body's rollout collected by
+`collect_pipelined` (the host's C simulator and the device overlapped), then the same
+update as `train_step` (`step.learn`), jitted on the device."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from modular_ppo.ppo.config import PPOConfig
+from modular_ppo.ppo.errors import BodyGroupError
+from modular_ppo.ppo.metrics import Metrics
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined, cpu_physics
+from modular_ppo.ppo.rollout import Rollout
+from modular_ppo.ppo.state import BodyGroup, TrainingState
+from modular_ppo.ppo.step import Collected, combined_metrics, keep_collected, learn
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def learn_from_rollouts(
+    groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
+    collections: dict[str, tuple[nnx.State, object, object, Rollout]],
+) -> tuple[TrainingState, tuple]:
+    """`step.learn` from each body's (network state, env state, recurrent state, rollout),
+    as `collect_rollout` returns them: one PPO iteration after its rollouts."""
+    collected = Collected({}, {}, {}, {}, {}, {})
+    for group in groups:
+        keep_collected(collected, group.name, state.groups[group.name].recurrent, config,
+                       *collections[group.name])
+    return learn(groups, config, state, collected)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _combined(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list) -> Metrics:
+    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *outputs)
+    return combined_metrics(groups, state, stacked)
+
+
+def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig):
+    """A function state -> (state, metrics) computing what `train_step(groups, config, ·)`
+    does, with every body's rollout collected by `collect_pipelined` (so half of each
+    body's environments draw their action noise from a second stream: pipelined_rollout.py)
+    and the updates jitted apart. BodyGroupError for data parallelism or an env not on the
+    CPU backend."""
+    if config.data_parallel:
+        raise BodyGroupError("--backend cpu-pipelined runs on one device: drop "
+                             "--ppo.data-parallel, or use --backend mjx to split the "
+                             "environments over devices.")
+    for group in groups:
+        cpu_physics(group.env)
+
+    def step(state: TrainingState) -> tuple[TrainingState, Metrics]:
+        outputs = []
+        for _ in range(config.iterations_per_call):
+            collections = {
+                group.name: collect_pipelined(
+                    group.env, group.graphdef, state.network_state(group.name),
+                    state.groups[group.name].env_state, state.groups[group.name].recurrent,
+                    config.rollout_length)
+                for group in groups
+            }
+            state, output = learn_from_rollouts(groups, config, state, collections)
+            outputs.append(output)
+        return state, _combined(groups, state, outputs)
+
+    return step
