@@ -16,7 +16,7 @@ trained on one body or several. Each entry point's docstring is its contract:
   (distributed.py), which first meet at the coordinator's port (rendezvous.py); several
   seeds in one compiled program: `new_seed_states`, `train_seeds`, `train_step_seeds`,
   `one_seed` (seeds.py);
-- evaluation: `make_evaluator`, `evaluate` (evaluate.py);
+- evaluation: `make_evaluator`, `compile_evaluator`, `evaluate` (evaluate.py);
 - building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage`,
   `collect_rollout`, `replay`, `make_batch`, `policy_advantages`, `split_environments`,
   `clipped_policy_loss`, `ppo_loss`.
@@ -36,7 +36,7 @@ from modular_ppo.ppo.errors import (
     NetworkEnvMismatch,
     PPOConfigError,
 )
-from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
+from modular_ppo.ppo.evaluate import Evaluator, compile_evaluator, evaluate, make_evaluator
 from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
@@ -91,6 +91,7 @@ __all__ = [
     "clipped_policy_loss",
     "collect_pipelined",
     "collect_rollout",
+    "compile_evaluator",
     "compile_train_step",
     "default_ppo_config",
     "with_preset",

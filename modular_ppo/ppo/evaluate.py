@@ -33,6 +33,13 @@ def make_evaluator(
     return functools.partial(run_episodes, env, graphdef, config)
 
 
+def compile_evaluator(evaluator: Evaluator, network_state: nnx.State, key: PRNGKeyArray) -> None:
+    """Compile `evaluator` (from `make_evaluator`) for arguments shaped and placed like
+    these, without running it: its first call then finds the program in JAX's in-memory
+    cache. XLA compiles outside the GIL, so a thread can do this while another compiles."""
+    run_episodes.lower(*evaluator.args, network_state, key).compile()
+
+
 def evaluate(
     env: ModularEnvProtocol,
     graphdef: nnx.GraphDef,

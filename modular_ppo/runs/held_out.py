@@ -19,18 +19,19 @@ from modular_ppo.runs.transfer import DEFAULT_WARMUP_STEPS, network_for_body, ne
 
 
 def evaluator_with_held_out(
-    run: Run, config: EvalConfig
+    run: Run, config: EvalConfig, ahead: bool = False
 ) -> Callable[[TrainingState, Any], dict[str, float]]:
     """(state, key) -> the run's evaluation metrics (`Run.evaluator`) and every held-out
     body's, named with the body ("episode/team_return/<body>", ...). The held-out
     bodies' networks, envs and compiled evaluators are built once; each call gives their
     normalizers statistics afresh: the current parameters' warm-up, or the training bodies'
-    current statistics."""
-    trained = run.evaluator(config)
+    current statistics. ahead: compile the run's own bodies' evaluations ahead
+    (`Run.evaluator`)."""
     held_out = {}
     for name in run.config.held_out_bodies:
         body, env, graphdef, rest = network_for_body(run.config, "--held-out", name, this_run=True)
         held_out[body.name] = (body, env, graphdef, rest, make_evaluator(env, graphdef, config))
+    trained = run.evaluator(config, ahead)  # after any refusal above: nothing compiles then
 
     def evaluate(state: TrainingState, key) -> dict[str, float]:
         metrics = trained(state, key)

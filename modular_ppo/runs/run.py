@@ -24,11 +24,13 @@ from modular_ppo.ppo import (
     OnIteration,
     TrainingState,
     body_key,
+    compile_evaluator,
     for_body,
     make_evaluator,
     train,
 )
 from modular_ppo.ppo.sharding import to_local
+from modular_ppo.runs.background import Background
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.config_json import config_to_json, task_record
 from modular_ppo.runs.errors import RenderError
@@ -98,12 +100,24 @@ class Run:
             "versions": versions(),
         }
 
-    def evaluator(self, config: EvalConfig) -> Callable[[TrainingState, Any], dict[str, float]]:
+    def evaluator(self, config: EvalConfig, ahead: bool = False
+                  ) -> Callable[[TrainingState, Any], dict[str, float]]:
         """(state, key) -> every body's evaluation metrics ("episode/team_return", ...,
-        named with `ppo.for_body`), computed by this process alone."""
+        named with `ppo.for_body`), computed by this process alone.
+
+        ahead: start compiling the evaluations now, in a background thread, so that they
+        compile while the training step does; the first call waits for them (and raises
+        what compiling raised)."""
         evaluators = {g.name: make_evaluator(g.env, g.graphdef, config) for g in self.groups}
+        pending = Background(lambda: [
+            compile_evaluator(evaluator, to_local(self.state.network_state(name)),
+                              jax.random.key(0))
+            for name, evaluator in evaluators.items()
+        ], "compile evaluation") if ahead else None
 
         def evaluate(state: TrainingState, key) -> dict[str, float]:
+            if pending is not None:
+                pending.wait()
             metrics = {}
             for name, evaluator in evaluators.items():
                 network_state = to_local(state.network_state(name))

@@ -76,7 +76,9 @@ def run_training(
                       "checkpoint), normalizer statistics from --new-body-statistics "
                       f"{config.new_body_statistics}, optimizer state from --init-optimizer "
                       f"{config.init_optimizer}")
-    evaluator = evaluator_with_held_out(run, config.eval)  # a body it cannot hold: refused here
+    # A body it cannot hold is refused here. Process 0 alone evaluates, so it alone compiles
+    # the evaluations ahead, while the training step compiles.
+    evaluator = evaluator_with_held_out(run, config.eval, ahead=primary)
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)

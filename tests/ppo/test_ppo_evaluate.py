@@ -1,8 +1,10 @@
+import threading
+
 import jax
 import numpy as np
 from flax import nnx
 
-from modular_ppo.ppo import evaluate
+from modular_ppo.ppo import EvalConfig, compile_evaluator, evaluate, make_evaluator
 
 
 def test_evaluate_matches_a_step_by_step_episode(learning_env, make_test_network, eval_config):
@@ -45,3 +47,35 @@ def test_evaluate_matches_a_step_by_step_episode(learning_env, make_test_network
                                rtol=1e-4)
     np.testing.assert_allclose(metrics["episode/forward_velocity"],
                                (velocity / env.episode_length).mean(), rtol=1e-4, atol=1e-6)
+
+
+BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
+"""The event JAX records for every program XLA compiles (jax._src.dispatch)."""
+
+
+def test_an_evaluator_compiled_ahead_in_a_thread_compiles_nothing_at_its_call(
+        toy_env, make_test_network):
+    """`compile_evaluator` in another thread leaves the program where the evaluator's first
+    call finds it: the call compiles nothing, and gives what an evaluator never compiled
+    ahead gives."""
+    graphdef, network_state = nnx.split(make_test_network(seed=7))
+    config = EvalConfig(n_envs=6, episode_length=3)  # a shape no other test compiles
+    evaluator = make_evaluator(toy_env, graphdef, config)
+    thread = threading.Thread(target=compile_evaluator,
+                              args=(evaluator, network_state, jax.random.key(0)))
+    thread.start()
+    thread.join()
+    compiled = []
+
+    def listener(event, duration, **_):
+        if event == BACKEND_COMPILE:
+            compiled.append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        metrics = evaluator(network_state, jax.random.key(1))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert compiled == []
+    fresh = evaluate(toy_env, graphdef, network_state, config, jax.random.key(1))
+    assert {k: float(v) for k, v in metrics.items()} == fresh

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import pytest
 
 from modular_ppo.ppo import metrics_to_host, new_training_state, train_step
+from modular_ppo.ppo.metrics import nonfinite
 
 
 def poison(network_state, layer, module):
@@ -57,3 +58,17 @@ def test_finite_run_raises_no_flag(learning_env, learning_config, fresh):
                                                 "rollout", "any")}
     assert set(flags) == per_module | overall
     assert not any(flags.values())
+
+
+@pytest.mark.parametrize("bad", [jnp.nan, jnp.inf, -jnp.inf])
+@pytest.mark.parametrize("where", ["scalar", "matrix", "half"])
+def test_nonfinite_finds_one_bad_value_in_any_leaf_of_any_float_dtype(bad, where):
+    """One NaN or infinity anywhere is found, whichever leaf, shape or float dtype holds it;
+    integers are not looked at."""
+    tree = {"scalar": jnp.float32(1.0), "matrix": jnp.ones((3, 4)),
+            "half": jnp.ones(5, jnp.float16), "count": jnp.arange(3)}
+    assert not bool(jax.jit(nonfinite)(tree))
+    hit = dict(tree)
+    hit[where] = tree[where].at[(...,) if where == "scalar" else (-1,)].set(bad)
+    assert bool(jax.jit(nonfinite)(hit))
+    assert not bool(nonfinite({"count": jnp.arange(3)})) and not bool(nonfinite({}))
