@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,32 @@ FAILURE_FILE = "failure.json"
 CHECKPOINT_DIR = "checkpoints"
 VIDEO_DIR = "videos"
 TENSORBOARD_DIR = "tensorboard"
+MAX_BODY_FOLDER = 200
+"""The longest body folder name, in bytes (file systems refuse names over 255): a run on many
+bodies ("+"-joined names, e.g. the 15 bodies of smp-cheetah++) gets a shortened one."""
+
+
+def body_folder(body_name: str) -> str:
+    """The folder of `body_name`'s runs: the name with "/" made "_" and ".xml" dropped; over
+    MAX_BODY_FOLDER bytes, its leading "+"-joined bodies that fit, then "+<k>-more-<hash>"
+    (k bodies left out, the first 8 hex digits of the whole name's SHA-1, so that sets sharing
+    their leading bodies get folders of their own)."""
+    safe = body_name.replace("/", "_").replace(".xml", "")
+    if len(safe.encode()) <= MAX_BODY_FOLDER:
+        return safe
+    digest = hashlib.sha1(safe.encode()).hexdigest()[:8]
+    bodies = safe.split("+")
+
+    def shortened(kept: int) -> str:
+        return "+".join([*bodies[:kept], f"{len(bodies) - kept}-more-{digest}"])
+
+    fits = [k for k in range(len(bodies)) if len(shortened(k).encode()) <= MAX_BODY_FOLDER]
+    return shortened(max(fits))  # 0 bodies kept always fits
 
 
 def new_run_dir(root: Path, body_name: str, name: str | None = None) -> Path:
     """Create a fresh run dir; an existing one (of another run) is never reused."""
-    safe_body = body_name.replace("/", "_").replace(".xml", "")
-    base = Path(root) / safe_body
+    base = Path(root) / body_folder(body_name)
     stamp = name or dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     for suffix in ["", *(f"-{i}" for i in range(1, 1000))]:
         path = base / f"{stamp}{suffix}"
