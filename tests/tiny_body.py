@@ -33,3 +33,20 @@ def tiny_xml(name: str = "tiny", option: str = "", custom: str = "", world: str 
              base: str = "", actuators: str = TINY_ACTUATORS) -> str:
     return TINY_BODY.format(name=name, option=option, custom=custom, world=world, base=base,
                             actuators=actuators)
+
+
+def tiny_run_config(tmp_path_factory, **changes):
+    """A TrainRunConfig of the tiny body (written to a temporary folder) with 4 envs x 4
+    steps per iteration, 48 steps in all, evaluations every 32 steps, no video; `changes`
+    replace its fields."""
+    from modular_ppo.ppo import EvalConfig, PPOConfig
+    from modular_ppo.runs import TrainRunConfig
+
+    body = tmp_path_factory.mktemp("bodies") / "tiny.xml"
+    body.write_text(tiny_xml())
+    fields = dict(
+        body=str(body), backend="cpu",
+        ppo=PPOConfig(n_envs=4, n_minibatches=2, rollout_length=4, n_epochs=1, total_steps=48),
+        eval=EvalConfig(n_envs=2, episode_length=4), eval_every_steps=32,
+        checkpoint_every_steps=16, video=False, runs_root=tmp_path_factory.mktemp("runs"))
+    return TrainRunConfig(**{**fields, **changes})

@@ -9,25 +9,17 @@ import json
 
 import pytest
 from rich.console import Console
-from tiny_body import tiny_xml
+from tiny_body import tiny_run_config
 
 from modular_ppo.env.cpu_simulator import CpuPhysics
-from modular_ppo.ppo import EvalConfig, PPOConfig
-from modular_ppo.runs import RunConfigError, TrainRunConfig, read_metrics, run_training
+from modular_ppo.runs import RunConfigError, read_metrics, run_training
 from modular_ppo.runs.resolve import resolve_train_config
 from modular_ppo.runs.seed_runs import run_seed_training
 
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory):
-    body = tmp_path_factory.mktemp("bodies") / "tiny.xml"
-    body.write_text(tiny_xml())
-    return TrainRunConfig(
-        body=str(body), backend="cpu-pipelined",
-        ppo=PPOConfig(n_envs=4, n_minibatches=2, rollout_length=4, n_epochs=1, total_steps=48),
-        eval=EvalConfig(n_envs=2, episode_length=4), eval_every_steps=32,
-        checkpoint_every_steps=32, video=False, runs_root=tmp_path_factory.mktemp("runs"),
-    )
+    return tiny_run_config(tmp_path_factory, backend="cpu-pipelined", checkpoint_every_steps=32)
 
 
 def test_the_run_trains_on_the_cpu_backends_envs_and_records_its_backend(config):

@@ -28,6 +28,7 @@ ANT_DEFAULT = {
     "distributed.timeout_s": 60.0,
     "env.body_features": True,
     "env.body_frame": "root",
+    "env.physics": "",
     "env.contact_cost_weight": None,
     "env.contact_forces": False,
     "env.ctrl_cost_weight": None,

@@ -12,10 +12,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from rich.console import Console
-from tiny_body import tiny_xml
+from tiny_body import tiny_run_config
 
-from modular_ppo.ppo import EvalConfig, PPOConfig
-from modular_ppo.runs import RunConfigError, TrainRunConfig, read_metrics, run_training
+from modular_ppo.runs import RunConfigError, read_metrics, run_training
 from modular_ppo.ppo.seeds import stack
 from modular_ppo.runs.errors import TrainingFailed
 from modular_ppo.runs.seed_runs import _SeedRuns, build_seed_runs, run_seed_training
@@ -23,14 +22,7 @@ from modular_ppo.runs.seed_runs import _SeedRuns, build_seed_runs, run_seed_trai
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory):
-    body = tmp_path_factory.mktemp("bodies") / "tiny.xml"
-    body.write_text(tiny_xml())
-    return TrainRunConfig(
-        body=str(body), backend="cpu",
-        ppo=PPOConfig(n_envs=4, n_minibatches=2, rollout_length=4, n_epochs=1, total_steps=48),
-        eval=EvalConfig(n_envs=2, episode_length=4), eval_every_steps=32,
-        checkpoint_every_steps=16, video=False, runs_root=tmp_path_factory.mktemp("runs"),
-    )
+    return tiny_run_config(tmp_path_factory)
 
 
 def test_each_seed_keeps_the_run_dir_of_that_seed_trained_alone(config):
