@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from modular_ppo.env.cpu_simulator import usable_cores
+
 
 class Background:
     """`work()` running in a thread of its own. Not a daemon thread: the interpreter waits for
@@ -30,3 +32,11 @@ class Background:
         error, self._error = self._error, None
         if error is not None:
             raise error
+
+
+def cores_to_spare(needed: int = 4) -> bool:
+    """Whether this process may run on at least `needed` cores: where it may not (a 2-core
+    CI machine, a process pinned with `taskset`), a second compile beside the training
+    step's only takes cores from it, and work started ahead that a run never uses (one that
+    fails or stops before its first evaluation) is a cost."""
+    return usable_cores() >= needed

@@ -19,6 +19,7 @@ import jax
 from rich.console import Console
 
 from modular_ppo.env.types import ModularEnvProtocol
+from modular_ppo.runs.background import cores_to_spare
 from modular_ppo.runs.build import checkpointer_for, new_run
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.errors import TrainingFailed, TrainingInterrupted
@@ -77,8 +78,8 @@ def run_training(
                       f"{config.new_body_statistics}, optimizer state from --init-optimizer "
                       f"{config.init_optimizer}")
     # A body it cannot hold is refused here. Process 0 alone evaluates, so it alone compiles
-    # the evaluations ahead, while the training step compiles.
-    evaluator = evaluator_with_held_out(run, config.eval, ahead=primary)
+    # the evaluations ahead, while the training step compiles, where cores are to spare.
+    evaluator = evaluator_with_held_out(run, config.eval, ahead=primary and cores_to_spare())
     if config.resume is not None:
         run_dir = existing_run_dir(config.resume)
         checkpointer = checkpointer_for(run_dir, run)

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 
+from modular_ppo.runs import background
 from modular_ppo.runs.background import Background
 
 
@@ -22,3 +23,9 @@ def test_wait_raises_the_works_error_once():
     with pytest.raises(ValueError, match="cannot compile"):
         pending.wait()
     pending.wait()  # already reported
+
+
+@pytest.mark.parametrize(("cores", "spare"), [(1, False), (2, False), (4, True), (13, True)])
+def test_work_is_started_ahead_only_with_cores_to_spare(cores, spare, monkeypatch):
+    monkeypatch.setattr(background, "usable_cores", lambda: cores)
+    assert background.cores_to_spare() is spare
