@@ -19,10 +19,12 @@ from collections.abc import Callable
 from typing import Literal
 
 import jax
+import jax.numpy as jnp
 import mujoco
 import numpy as np
 
 from modular_ppo.body import BodyGraph
+from modular_ppo.env.modular_env import start_pose
 from modular_ppo.env.tasks import healthy_check
 
 Pair = tuple[int, int]
@@ -148,12 +150,14 @@ def _random_ctrl(model: mujoco.MjModel, rng: np.random.Generator, controls: Cont
 
 
 def _reset(body: BodyGraph, data: mujoco.MjData, rng: np.random.Generator) -> None:
-    model, scale = body.model, body.task.reset_noise_scale
-    mujoco.mj_resetData(model, data)
-    data.qpos[:] = body.init_qpos + rng.uniform(-scale, scale, model.nq)
-    data.qvel[:] = (scale * rng.standard_normal(model.nv) if body.task.reset_qvel_noise == "normal"
-                    else rng.uniform(-scale, scale, model.nv))
-    mujoco.mj_forward(model, data)
+    """`data` at a fresh start of the body's task (`modular_env.start_pose`, on the CPU)."""
+    key = jax.random.key(int(rng.integers(2**31)))
+    with jax.default_device(jax.devices("cpu")[0]):
+        qpos, qvel = start_pose(jnp.asarray(body.init_qpos, jnp.float32), body.model.nv,
+                                body.task, key)
+    mujoco.mj_resetData(body.model, data)
+    data.qpos[:], data.qvel[:] = qpos, qvel
+    mujoco.mj_forward(body.model, data)
 
 
 def _healthy_on_host(body: BodyGraph) -> Callable[[mujoco.MjData], bool]:

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 from mujoco import mjx
 
-from modular_ppo.body import BodyGraph
+from modular_ppo.body import BodyGraph, TaskSpec
 from modular_ppo.env.actions import ActionMap
 from modular_ppo.env.config import EnvConfig
 from modular_ppo.env.episode import accumulate, close, empty_episode
@@ -112,19 +112,7 @@ class ModularEnv:
         )
 
     def _start_pose(self, key: PRNGKeyArray) -> tuple[Float[Array, "nq"], Float[Array, "nv"]]:
-        """qpos = init_qpos + U(-s, s); qvel = U(-s, s) or s * N(0, 1) (the task's reset
-        noise scale s and qvel distribution)."""
-        scale = self.task_spec.reset_noise_scale
-        qpos_key, qvel_key = jax.random.split(key)
-        qpos = self._init_qpos + jax.random.uniform(
-            qpos_key, self._init_qpos.shape, minval=-scale, maxval=scale
-        )
-        nv = self.body.model.nv
-        if self.task_spec.reset_qvel_noise == "uniform":
-            qvel = jax.random.uniform(qvel_key, (nv,), minval=-scale, maxval=scale)
-        else:
-            qvel = scale * jax.random.normal(qvel_key, (nv,))
-        return qpos, qvel
+        return start_pose(self._init_qpos, self.body.model.nv, self.task_spec, key)
 
     def step(self, state: State, action: dict[str, Float[Array, "act"]]) -> State:
         """One control step (`frame_skip` physics steps) from `state` under `action`.
@@ -195,3 +183,18 @@ class ModularEnv:
                 "rng": request.rng,
             },
         )
+
+
+def start_pose(
+    init_qpos: Float[Array, "nq"], nv: int, spec: TaskSpec, key: PRNGKeyArray
+) -> tuple[Float[Array, "nq"], Float[Array, "nv"]]:
+    """A fresh episode's start: qpos = init_qpos + U(-s, s); qvel = U(-s, s) or s * N(0, 1)
+    (the task's reset noise scale s and qvel distribution)."""
+    scale = spec.reset_noise_scale
+    qpos_key, qvel_key = jax.random.split(key)
+    qpos = init_qpos + jax.random.uniform(qpos_key, init_qpos.shape, minval=-scale, maxval=scale)
+    if spec.reset_qvel_noise == "uniform":
+        qvel = jax.random.uniform(qvel_key, (nv,), minval=-scale, maxval=scale)
+    else:
+        qvel = scale * jax.random.normal(qvel_key, (nv,))
+    return qpos, qvel
