@@ -29,7 +29,7 @@ from modular_ppo.runs.held_out import evaluator_with_held_out
 from modular_ppo.runs.interrupts import StopRequests
 from modular_ppo.runs.metrics_log import MetricsLog
 from modular_ppo.runs.run_dir import CONFIG_FILE, new_run_dir, write_json
-from modular_ppo.runs.run_record import RunRecord, Schedule
+from modular_ppo.runs.run_book import RunBook, Schedule
 
 __all__ = ["run_seed_training"]
 
@@ -83,7 +83,7 @@ def run_seed_training(
 
 
 class _SeedRuns:
-    """Every seed's `RunRecord`, and what happens after each training call (metrics,
+    """Every seed's `RunBook`, and what happens after each training call (metrics,
     evaluations, checkpoints, stop requests)."""
 
     def __init__(self, runs: list[Run], seeds: Sequence[int], console: Console) -> None:
@@ -93,11 +93,11 @@ class _SeedRuns:
         self.dirs = [new_run_dir(self.config.runs_root, run.name, f"{stamp}-seed{seed}")
                      for run, seed in zip(runs, seeds)]
         started_at = time.perf_counter()
-        self.records = []
+        self.books = []
         for run, run_dir, seed in zip(runs, self.dirs, seeds):
             write_json(run_dir / CONFIG_FILE, run.record())
             console.print(f"run dir: [bold]{run_dir}[/]")
-            self.records.append(RunRecord(
+            self.books.append(RunBook(
                 run, run_dir, checkpointer_for(run_dir, run), MetricsLog(run_dir),
                 evaluator_with_held_out(run, self.config.eval), started_at, f"seed {seed}: "))
         self.schedule = Schedule(self.config.eval_every_steps,
@@ -107,25 +107,25 @@ class _SeedRuns:
 
     @property
     def runs(self) -> list[Run]:
-        return [record.run for record in self.records]
+        return [book.run for book in self.books]
 
     def _save(self, states, steps: int) -> None:
-        for i, record in enumerate(self.records):
-            record.save(steps, one_seed(states, i))
+        for i, book in enumerate(self.books):
+            book.save(steps, one_seed(states, i))
         self.schedule.done("checkpoint", steps)
 
     def on_iteration(self, states, seed_metrics) -> bool:
         """Log every seed's metrics (and evaluations when due); True to stop training."""
         steps = int(one_seed(states, 0).steps)
         evaluate = self.schedule.due("eval", steps)
-        for i, (record, host) in enumerate(zip(self.records, seed_metrics)):
-            metrics, failed = record.metrics(host, steps)
+        for i, (book, host) in enumerate(zip(self.books, seed_metrics)):
+            metrics, failed = book.metrics(host, steps)
             if failed is not None:
                 self.stopped = self.stopped or failed
                 continue
             if evaluate:
-                metrics.update(record.evaluate(one_seed(states, i)))
-            record.log.write(steps, metrics)
+                metrics.update(book.evaluate(one_seed(states, i)))
+            book.log.write(steps, metrics)
         if evaluate:
             self.schedule.done("eval", steps)
         returns = ", ".join(f"{m.get('episode/team_return', float('nan')):.1f}"
@@ -143,13 +143,13 @@ class _SeedRuns:
 
     def finish(self, states) -> None:
         """The last checkpoint, final evaluation, eval.json and videos of every seed."""
-        for i, record in enumerate(self.records):
-            record.save_last(one_seed(states, i))
-            record.finish(one_seed(states, i), self.console)
+        for i, book in enumerate(self.books):
+            book.save_last(one_seed(states, i))
+            book.finish(one_seed(states, i), self.console)
 
     def close(self) -> None:
-        for record in self.records:
-            record.close()
+        for book in self.books:
+            book.close()
 
 
 def _program(run: Run) -> tuple:

@@ -30,7 +30,7 @@ from modular_ppo.runs.metrics_log import MetricsLog
 from modular_ppo.runs.processes import is_primary, path_of_primary
 from modular_ppo.runs.progress import Progress
 from modular_ppo.runs.resolve import LoadedBodies, resolve_train_config
-from modular_ppo.runs.run_record import RunRecord, Schedule
+from modular_ppo.runs.run_book import RunBook, Schedule
 from modular_ppo.runs.run_dir import (
     CONFIG_FILE,
     FAILURE_FILE,
@@ -95,19 +95,19 @@ def run_training(
         write_json(run_dir / CONFIG_FILE, run.record())
     console.print(f"run dir: [bold]{run_dir}[/]")
 
-    record = RunRecord(run, run_dir, checkpointer, MetricsLog(run_dir, enabled=primary),
+    book = RunBook(run, run_dir, checkpointer, MetricsLog(run_dir, enabled=primary),
                        evaluator, started_at)
     try:
         with StopRequests(console) as stop:
-            state, stopped = _train(record, stop, console)
+            state, stopped = _train(book, stop, console)
         if stopped is not None:
             raise stopped
-        record.save_last(state)
+        book.save_last(state)
         if primary:
-            record.finish(state, console)
+            book.finish(state, console)
             console.print(f"done: {run_dir}")
     finally:
-        record.close()
+        book.close()
     return run_dir
 
 
@@ -126,11 +126,11 @@ def _report_resume(run_dir: Path, step: int, config: TrainRunConfig, console: Co
                       "give a larger --ppo.total-steps to train it further.")
 
 
-def _train(record: RunRecord, stop: StopRequests, console: Console
+def _train(book: RunBook, stop: StopRequests, console: Console
            ) -> tuple[Any, TrainingFailed | TrainingInterrupted | None]:
     """The training loop with its evaluations and checkpoints. Returns the final state and
     why training stopped early (None: it reached total_steps)."""
-    run, config, log = record.run, record.run.config, record.log
+    run, config, log = book.run, book.run.config, book.log
     start = int(run.state.steps)
     schedule = Schedule(config.eval_every_steps, config.checkpoint_every_steps,
                         last_eval=start if config.resume is not None else -1,
@@ -139,23 +139,23 @@ def _train(record: RunRecord, stop: StopRequests, console: Console
 
     def on_iteration(state: Any, host_metrics: dict[str, Any]) -> bool:
         steps = int(state.steps)
-        metrics, outcome["stopped"] = record.metrics(host_metrics, steps)
+        metrics, outcome["stopped"] = book.metrics(host_metrics, steps)
         if outcome["stopped"] is not None:
             return True
         # The iteration's progress shows before its evaluation runs: the first line of a run
         # then comes as soon as training does, not an evaluation's seconds later.
         progress.update(steps, metrics)
         if schedule.due("eval", steps) and log.enabled:
-            evaluation = record.evaluate(state)
+            evaluation = book.evaluate(state)
             progress.show_evaluation(evaluation)
             metrics.update(evaluation)
             schedule.done("eval", steps)
         log.write(steps, metrics)
         if stop.requested or schedule.due("checkpoint", steps):
-            record.save(steps, state)
+            book.save(steps, state)
             schedule.done("checkpoint", steps)
         if stop.requested:
-            outcome["stopped"] = TrainingInterrupted(record.run_dir, steps, True, stop.signum)
+            outcome["stopped"] = TrainingInterrupted(book.run_dir, steps, True, stop.signum)
             return True
         return False
 
@@ -165,6 +165,6 @@ def _train(record: RunRecord, stop: StopRequests, console: Console
         try:
             state = run.fit(on_iteration)
         except KeyboardInterrupt:  # a second stop signal: no time to save
-            step = record.last_saved if record.last_saved is not None else start
-            raise TrainingInterrupted(record.run_dir, step, False, stop.signum or 2) from None
+            step = book.last_saved if book.last_saved is not None else start
+            raise TrainingInterrupted(book.run_dir, step, False, stop.signum or 2) from None
     return state, outcome["stopped"]

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from modular_ppo.runs import train_run
 from modular_ppo.runs.progress import Progress
-from modular_ppo.runs.run_record import RunRecord
+from modular_ppo.runs.run_book import RunBook
 
 MODULES = ("torso", "leg")
 
@@ -76,8 +76,8 @@ def test_the_first_progress_line_comes_before_the_first_evaluation(tmp_path: Pat
                                 progress_modules=MODULES, progress_bodies=(), fit=fit)
     log = _Log()
     stop = types.SimpleNamespace(requested=False, signum=None)
-    record = RunRecord(run, tmp_path, _Checkpointer(), log, evaluator, started_at=0.0)
-    _, stopped = train_run._train(record, stop, console)
+    book = RunBook(run, tmp_path, _Checkpointer(), log, evaluator, started_at=0.0)
+    _, stopped = train_run._train(book, stop, console)
     assert stopped is None
     # Evaluated at both steps; at the first, step 16's line was already out.
     assert len(printed_when_evaluated) == 2

@@ -79,7 +79,7 @@ def test_the_command_line_trains_the_seeds_in_one_program(config, tmp_path):
 
 
 def test_a_seed_with_non_finite_values_stops_the_seeds_and_keeps_its_failure(config, tmp_path):
-    """The seeds' bookkeeping is run_training's (runs/run_record.py): the seed that flags a
+    """The seeds' bookkeeping is run_training's (runs/run_book.py): the seed that flags a
     non-finite value gets failure.json and names the error; the others log on."""
     runs = build_seed_runs(dataclasses.replace(config, runs_root=tmp_path, eval_every_steps=0),
                            [2, 5])

@@ -1,7 +1,7 @@
 """What a run keeps in its run dir as training goes: each training call's metrics (a
 non-finite value becomes failure.json and the error to stop with), evaluations and
 checkpoints when they are due, and at the end the last checkpoint, the final evaluation,
-eval.json and videos. `run_training` keeps one record; `run_seed_training` one per seed.
+eval.json and videos. `run_training` keeps one `RunBook`; `run_seed_training` one per seed.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ class Schedule:
         self.last[kind] = steps
 
 
-class RunRecord:
+class RunBook:
     """One run dir's metrics log, checkpointer and evaluator, and what is written to them.
 
-    label: put before the messages this record prints and raises (e.g. "seed 3: ")."""
+    label: put before the messages this book prints and raises (e.g. "seed 3: ")."""
 
     def __init__(self, run: Run, run_dir: Path, checkpointer: Checkpointer, log: MetricsLog,
                  evaluator: Callable[[Any, Any], dict[str, float]], started_at: float,
