@@ -3,12 +3,14 @@
 `collect_rollout` on the CPU backend calls MuJoCo's C simulator from inside the jitted
 rollout, so the device (the networks, observations, rewards) waits while the host steps
 the physics, and the host waits while the device computes. Here the rollout is a Python
-loop over the environments split in two halves, A and B: while the host's thread pool
-steps half A's physics, the device computes half B's env step (`ModularEnv.end_step`:
+loop over the environments split in two halves, A and B: while a thread of the host steps
+half A's physics (MuJoCo's thread pool, the GIL released), the main thread dispatches half
+B's device work, which JAX runs asynchronously: the env step ended (`ModularEnv.end_step`:
 rewards, termination, auto-reset, observations), policy and next controls
-(`ModularEnv.begin_step`), dispatched asynchronously by JAX; then the roles swap. Only
-what the physics needs (the state fields, controls and the fresh-start poses) goes to the
-host, and what it returns (the state after the step, and fresh starts) comes back.
+(`ModularEnv.begin_step`); then the roles swap. So the host's physics waits neither for
+the device nor for the Python that feeds it. Only what the physics needs (the state
+fields, controls and the fresh-start poses) goes to the host, and what it returns (the
+state after the step, and fresh starts) comes back.
 
 What it computes is two CPU-backend rollouts of half the environments each
 (`collect_rollout` on each half, `joined_rollouts`), with one difference from a single
@@ -26,7 +28,10 @@ ant's physics.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -50,9 +55,11 @@ from modular_ppo.ppo.rollout import (
 @struct.dataclass
 class Half:
     """One half's device state between two physics steps: the network acted on its
-    observations and the env's step is begun (`request`), waiting for the physics."""
+    observations and the env's step is begun (`request`), waiting for the physics. The
+    network state travels as its leaves: a list crosses into a jitted call in C++, while
+    an `nnx.State` is flattened in Python at every call."""
 
-    network_state: nnx.State
+    network: list[jax.Array]
     env_state: State
     recurrent: NetState
     out: StepOutput
@@ -78,55 +85,57 @@ def cpu_physics(env: ModularEnvProtocol) -> CpuPhysics:
     return physics
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def act(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
-    env_state: State, recurrent: NetState,
-) -> Half:
-    """The network's step on the half's observations and the env's step begun."""
-    network = nnx.merge(graphdef, network_state)
-    out = network(recurrent, env_state.obs)
-    request = jax.vmap(env.begin_step)(env_state, out.output.actions)
-    return Half(nnx.state(network), env_state, recurrent, out, request)
+@dataclasses.dataclass(frozen=True)
+class DeviceSteps:
+    """The device's parts of the loop for one env and network, jitted with both closed
+    over: a call hashes no static argument (an `nnx.GraphDef`'s hash alone took 3 ms)."""
+
+    act: Callable[..., Half]
+    """(network leaves, env state, recurrent) -> Half: the network's step on the half's
+    observations and the env's step begun."""
+    advance: Callable[..., tuple[Half, dict[str, Any]]]
+    """(half, stepped, started) -> (next Half, the step's record): the env's step ended on
+    the host's physics, the next begun."""
+    advance_last: Callable[..., tuple[tuple, dict[str, Any], dict[str, jax.Array]]]
+    """(half, stepped, started) -> ((network leaves, env state, recurrent), the step's
+    record, the value estimates of the states reached): the rollout's last step."""
 
 
-def _finish(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, half: Half,
-    stepped: dict[str, jax.Array], started: dict[str, jax.Array],
-) -> tuple[State, NetState, dict[str, Any]]:
-    """The env's step ended on the host's physics: the new env and recurrent states and
-    the step's record (`after_step`)."""
+@functools.lru_cache(maxsize=4)
+def device_steps(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_tree: jax.tree_util.PyTreeDef
+) -> DeviceSteps:
+    """`DeviceSteps` of `env` and a network of `graphdef` whose state has `network_tree`."""
 
-    def end(state, request, data, fresh):
-        return env.end_step(state, request, data, restart_from(fresh))
+    def state_of(leaves: list[jax.Array]) -> nnx.State:
+        return jax.tree.unflatten(network_tree, leaves)
 
-    env_state = jax.vmap(end)(half.env_state, half.request, CpuData(**stepped),
-                              CpuData(**started))
-    network = nnx.merge(graphdef, half.network_state)
-    recurrent, record = after_step(network, half.out, half.env_state, env_state)
-    return env_state, recurrent, record
+    def act(leaves, env_state, recurrent) -> Half:
+        network = nnx.merge(graphdef, state_of(leaves))
+        out = network(recurrent, env_state.obs)
+        request = jax.vmap(env.begin_step)(env_state, out.output.actions)
+        return Half(jax.tree.leaves(nnx.state(network)), env_state, recurrent, out, request)
 
+    def finish(half: Half, stepped, started):
+        def end(state, request, data, fresh):
+            return env.end_step(state, request, data, restart_from(fresh))
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def advance(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, half: Half,
-    stepped: dict[str, jax.Array], started: dict[str, jax.Array],
-) -> tuple[Half, dict[str, Any]]:
-    """One step of the rollout on the device: the env's step ended, the next begun."""
-    env_state, recurrent, record = _finish(env, graphdef, half, stepped, started)
-    return act(env, graphdef, half.network_state, env_state, recurrent), record
+        env_state = jax.vmap(end)(half.env_state, half.request, CpuData(**stepped),
+                                  CpuData(**started))
+        network = nnx.merge(graphdef, state_of(half.network))
+        recurrent, record = after_step(network, half.out, half.env_state, env_state)
+        return env_state, recurrent, record
 
+    def advance(half, stepped, started):
+        env_state, recurrent, record = finish(half, stepped, started)
+        return act(half.network, env_state, recurrent), record
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def advance_last(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, half: Half,
-    stepped: dict[str, jax.Array], started: dict[str, jax.Array],
-) -> tuple[tuple[nnx.State, State, NetState], dict[str, Any], dict[str, jax.Array]]:
-    """The rollout's last step: the env's step ended; (network, env and recurrent states),
-    the step's record and the value estimates of the states reached."""
-    env_state, recurrent, record = _finish(env, graphdef, half, stepped, started)
-    values = bootstrap_values(graphdef, half.network_state, recurrent, env_state)
-    return (half.network_state, env_state, recurrent), record, values
+    def advance_last(half, stepped, started):
+        env_state, recurrent, record = finish(half, stepped, started)
+        values = bootstrap_values(graphdef, state_of(half.network), recurrent, env_state)
+        return (half.network, env_state, recurrent), record, values
+
+    return DeviceSteps(jax.jit(act), jax.jit(advance), jax.jit(advance_last))
 
 
 def host_inputs(half: Half) -> tuple[dict[str, jax.Array], jax.Array, jax.Array, jax.Array]:
@@ -139,6 +148,12 @@ def _prefetch(half: Half) -> None:
     """Start copying what the host will read, as soon as the device has it."""
     for array in jax.tree.leaves(host_inputs(half)):
         array.copy_to_host_async()
+
+
+def _physics(physics: CpuPhysics, half: Half) -> tuple[dict, dict]:
+    """The host's part of a half-step (run on the physics thread): wait for the half's
+    inputs, step them and make the fresh starts."""
+    return physics.step_on_host(*jax.tree.map(np.asarray, host_inputs(half)))
 
 
 @functools.partial(jax.jit, static_argnums=1)
@@ -173,23 +188,27 @@ def collect_pipelined(
     if size < 1:
         raise BodyGroupError("the pipelined rollout splits the environments in two halves: "
                              "give at least 2 environments (--ppo.n-envs).")
+    network_tree = jax.tree.structure(network_state)
+    steps = device_steps(env, graphdef, network_tree)
     envs, recurrents = _split(env_state, size), _split(recurrent, size)
-    halves = [act(env, graphdef, stream, e, r) for stream, e, r in
+    halves = [steps.act(jax.tree.leaves(stream), e, r) for stream, e, r in
               zip((network_state, other_stream(network_state)), envs, recurrents)]
     for half in halves:
         _prefetch(half)
     records: tuple[list, list] = ([], [])
     finals, values = [None, None], [None, None]
-    for t in range(length):
-        for i in (0, 1):
-            data, ctrl, qpos, qvel = jax.tree.map(np.asarray, host_inputs(halves[i]))
-            stepped, started = physics.step_on_host(data, ctrl, qpos, qvel)
+    order = [(t, i) for t in range(length) for i in (0, 1)]
+    with ThreadPoolExecutor(1, thread_name_prefix="mujoco") as pool:
+        pending = pool.submit(_physics, physics, halves[0])
+        for k, (t, i) in enumerate(order):
+            stepped, started = pending.result()
+            if k + 1 < len(order):  # the other half's physics runs while this one dispatches
+                pending = pool.submit(_physics, physics, halves[order[k + 1][1]])
             if t < length - 1:
-                halves[i], record = advance(env, graphdef, halves[i], stepped, started)
+                halves[i], record = steps.advance(halves[i], stepped, started)
                 _prefetch(halves[i])
             else:
-                finals[i], record, values[i] = advance_last(env, graphdef, halves[i],
-                                                            stepped, started)
+                finals[i], record, values[i] = steps.advance_last(halves[i], stepped, started)
             records[i].append(record)
     env_state, recurrent, rollout = _joined(tuple(finals), records, tuple(values))
-    return finals[0][0], env_state, recurrent, rollout
+    return jax.tree.unflatten(network_tree, finals[0][0]), env_state, recurrent, rollout

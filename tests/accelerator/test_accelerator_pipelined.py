@@ -1,0 +1,61 @@
+"""`--backend cpu-pipelined` on the accelerator: with the host's C simulator and the chip
+overlapped, the rollout and the training step compute what the jitted CPU backend computes
+there (references and tolerances: tests/pipelined_reference.py), with the CLI's default
+network. Matmuls at full float32 precision: the chip's default precision rounds their
+inputs, and two programs fused otherwise could round otherwise."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+from flax import nnx
+from pipelined_reference import assert_close, halves_rollout, reference_step
+
+from modular_ppo.body import load_body
+from modular_ppo.env import EnvConfig, make_env
+from modular_ppo.networks import NetworkConfig, make_network
+from modular_ppo.ppo import PPOConfig, new_training_state
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined
+from modular_ppo.ppo.pipelined_step import pipelined_train_step
+
+
+@pytest.fixture(scope="module")
+def env():
+    """hopper-modular: a random policy falls within a few dozen steps, so episodes end by
+    termination as well as by the (short) time limit."""
+    return make_env(load_body("hopper-modular"), EnvConfig(episode_length=7), "cpu")
+
+
+def network(env):
+    return make_network(env.body, env.obs_sizes, NetworkConfig(), rngs=nnx.Rngs(0))
+
+
+def test_the_pipelined_rollout_on_the_chip_is_the_cpu_backends(env):
+    n_envs, length = 8, 12
+    with jax.default_matmul_precision("float32"):
+        graphdef, network_state = nnx.split(network(env))
+        env_state = jax.vmap(env.reset)(jax.random.split(jax.random.key(3), n_envs))
+        tilted = env_state.data.qpos.at[jnp.array([1, 6]), 2].set(0.6)  # terminate at once
+        env_state = env_state.replace(data=env_state.data.replace(qpos=tilted))
+        recurrent = nnx.merge(graphdef, network_state).initialize_state(n_envs)
+        expected = jax.jit(halves_rollout, static_argnums=(0, 1, 5))(
+            env, graphdef, network_state, env_state, recurrent, length)
+        actual = collect_pipelined(env, graphdef, network_state, env_state, recurrent, length)
+    assert_close(expected, actual)
+    assert float(actual[3].done.sum()) > float(actual[3].truncated.sum()) > 0
+
+
+def test_pipelined_training_on_the_chip_matches_the_jitted_cpu_backend(env):
+    config = PPOConfig(n_envs=8, rollout_length=5, n_epochs=2, n_minibatches=2,
+                       iterations_per_call=2, total_steps=80)
+    with jax.default_matmul_precision("float32"):
+        groups, state = new_training_state([(env, network(env))], config, seed=0)
+        step = pipelined_train_step(groups, config)
+        expected, actual = state, state
+        for _ in range(2):
+            expected, expected_metrics = reference_step(groups, config, expected)
+            actual, actual_metrics = step(actual)
+            assert_close(expected_metrics, actual_metrics, of_largest=3e-3)
+    assert_close(expected, actual, of_largest=3e-3)
+    assert int(actual.iteration) == 4
