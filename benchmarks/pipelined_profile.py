@@ -6,11 +6,12 @@ timed with its host-side parts, and a `jax.profiler` trace of one rollout.
 ant-modular, the CLI's default network, `--length` steps per rollout. For each thread
 count of the host's simulator (0: one per core):
 - parts alone, median of `--repeats` calls on one half's arrays (n / 2 envs): the C
-  simulator's step (`host_step_s`) and fresh starts (`host_start_s`); the copies of what
-  the host reads off the device (`d2h_s`) and of what it returns onto it (`h2d_s`); the
-  device's part of a step with its inputs already there (`device_s`: `advance`, the env's
-  step ended and the next begun), and what dispatching it costs the host
-  (`dispatch_s`);
+  simulator's step (`host_step_s`) and fresh starts (`host_start_s`) as the jitted CPU
+  backend calls them, the pipelined host step with both (`host_s`: `step_on_host`, one
+  array in and one out); the copy of its request off the device (`d2h_s`) and of its
+  result onto it (`h2d_s`); the device's part of a step with its inputs there
+  (`device_s`: the env's step ended and the next begun) and what dispatching it costs
+  the host (`dispatch_s`);
 - the loop (`collect_pipelined`, median call): env-steps/s; per half-step its seconds
   (`half_step_s`), the physics thread's seconds in `step_on_host` (`loop_host_s`) and
   waiting for the device's inputs before it (`loop_host_wait_s`), the main thread's in
@@ -41,7 +42,7 @@ from flax import nnx  # noqa: E402
 
 from modular_ppo.body import load_body  # noqa: E402
 from modular_ppo.env import EnvConfig, make_env  # noqa: E402
-from modular_ppo.env.cpu_simulator import CpuPhysics  # noqa: E402
+from modular_ppo.env.cpu_simulator import STATE_FIELDS, CpuPhysics  # noqa: E402
 from modular_ppo.networks import NetworkConfig, make_network  # noqa: E402
 from modular_ppo.ppo import pipelined_rollout as pipelined  # noqa: E402
 
@@ -73,22 +74,23 @@ def parts_alone(env, graphdef, network_state, env_state, recurrent, repeats: int
     size = env_state.done.shape[0] // 2
     env_half, recurrent_half = pipelined._split(env_state, size)[0], pipelined._split(recurrent, size)[0]
     steps = pipelined.device_steps(env, graphdef, jax.tree.structure(network_state))
-    half = steps.act(jax.tree.leaves(network_state), env_half, recurrent_half)
-    jax.block_until_ready(half)
-    data, ctrl, qpos, qvel = jax.tree.map(np.asarray, pipelined.host_inputs(half))
-    simulator = env.physics.simulator
-    names = pipelined.STATE_FIELDS[:-1]
-    stepped, started = env.physics.step_on_host(data, ctrl, qpos, qvel)
+    half = jax.block_until_ready(steps.act(jax.tree.leaves(network_state), env_half,
+                                           recurrent_half))
+    request = np.asarray(half.host_request)
+    physics, simulator = env.physics, env.physics.simulator
+    result = physics.step_on_host(request)
+    state = [np.asarray(getattr(half.env_state.data, name)) for name in STATE_FIELDS[:-1]]
+    ctrl, qpos = np.asarray(half.request.ctrl), np.asarray(half.request.start_qpos)
+    qvel = np.asarray(half.request.start_qvel)
 
     def fresh_d2h():
-        arrays = jax.tree.map(lambda x: x + 0, pipelined.host_inputs(half))
-        jax.block_until_ready(arrays)
+        array = jax.block_until_ready(half.host_request + 0)
         started_at = time.perf_counter()
-        jax.tree.map(np.asarray, arrays)
+        np.asarray(array)
         return time.perf_counter() - started_at
 
-    on_device = jax.block_until_ready(jax.device_put((stepped, started)))
-    advance = lambda: steps.advance(half, *on_device)  # noqa: E731
+    on_device = jax.block_until_ready(jax.device_put(result))
+    advance = lambda: steps.advance(half, on_device)  # noqa: E731
     jax.block_until_ready(advance())
     dispatch = []
     for _ in range(repeats):
@@ -98,16 +100,14 @@ def parts_alone(env, graphdef, network_state, env_state, recurrent, repeats: int
         jax.block_until_ready(out)
     return dict(
         half_envs=size,
-        host_step_s=median_s(lambda: simulator.step(*(data[n] for n in names), ctrl), repeats),
+        host_step_s=median_s(lambda: simulator.step(*state, ctrl), repeats),
         host_start_s=median_s(lambda: simulator.start(qpos, qvel), repeats),
+        host_s=median_s(lambda: physics.step_on_host(request), repeats),
         d2h_s=statistics.median(fresh_d2h() for _ in range(repeats)),
-        h2d_s=median_s(lambda: jax.block_until_ready(jax.device_put((stepped, started))),
-                       repeats),
+        h2d_s=median_s(lambda: jax.block_until_ready(jax.device_put(result)), repeats),
         device_s=median_s(lambda: jax.block_until_ready(advance()), repeats),
         dispatch_s=statistics.median(dispatch),
-        host_input_leaves=len(jax.tree.leaves(pipelined.host_inputs(half))),
-        host_output_leaves=len(jax.tree.leaves((stepped, started))),
-        advance_input_leaves=len(jax.tree.leaves((half, on_device))),
+        request_bytes=request.nbytes, result_bytes=result.nbytes,
     )
 
 

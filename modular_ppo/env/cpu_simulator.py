@@ -135,9 +135,10 @@ class ThreadedSimulator:
             self._fields[n] = {name: batch.bind(name) for name in STATE_FIELDS + DERIVED_FIELDS}
         return self._batches[n]
 
-    def step(self, *state: np.ndarray) -> tuple[np.ndarray, ...]:
+    def step(self, *state: np.ndarray, into: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         """STATE_FIELDS arrays [..., *shape] -> STATE_FIELDS + DERIVED_FIELDS after
-        frame_skip substeps, float32, same leading shape."""
+        frame_skip substeps, float32, same leading shape; with `into` ([N, width]), written
+        into its columns instead (`write_columns`)."""
         lead = np.shape(state[STATE_FIELDS.index("qpos")])[:-1]
         n = math.prod(lead)
         with self._lock:
@@ -145,17 +146,21 @@ class ThreadedSimulator:
             for name, value in zip(STATE_FIELDS, state):
                 fields[name][...] = np.reshape(value, fields[name].shape)
             batch.step(nstep=self.frame_skip, stage=self._stage)
+            if into is not None:
+                return self.write_columns(fields, into)
             return self._read(fields, lead, None)
 
     def start(
-        self, qpos: np.ndarray, qvel: np.ndarray, where: np.ndarray | None = None
+        self, qpos: np.ndarray, qvel: np.ndarray, where: np.ndarray | None = None,
+        into: np.ndarray | None = None,
     ) -> tuple[np.ndarray, ...]:
         """Fresh states at (qpos, qvel) [..., nq / nv]: time, activations, warm start and
         controls zero, quaternions normalized (as MJX's kinematics and MuJoCo's integrator
         leave them). Returns STATE_FIELDS + DERIVED_FIELDS, float32, same leading shape.
         With `where` (same leading shape), only those environments are written and computed
         (the others' rows of the batch are left as they are: a step writes the whole state
-        it starts from); every field of the others is zero."""
+        it starts from); every field of the others is zero. With `into` ([N, width]) and
+        no `where`, written into its columns instead (`write_columns`)."""
         lead = np.shape(qpos)[:-1]
         n = math.prod(lead)
         ids = None if where is None else np.flatnonzero(np.ravel(where) > 0)
@@ -168,7 +173,19 @@ class ThreadedSimulator:
             fields["qvel"][rows] = np.reshape(qvel, (n, -1))[rows]
             if ids is None or ids.size:
                 batch.forward(ids=ids, stage=self._stage)
+            if into is not None and ids is None:
+                return self.write_columns(fields, into)
             return self._read(fields, lead, ids)
+
+    def write_columns(self, fields: dict[str, np.ndarray], into: np.ndarray) -> np.ndarray:
+        """STATE_FIELDS + DERIVED_FIELDS of every environment written, float32, into the
+        columns of `into` [N, width], each field flattened, in that order; `into`."""
+        column = 0
+        for name in STATE_FIELDS + DERIVED_FIELDS:
+            width = math.prod(self.shapes[name])
+            into[:, column:column + width] = fields[name].reshape(len(into), width)
+            column += width
+        return into
 
     def _read(
         self, fields: dict[str, np.ndarray], lead: tuple[int, ...], ids: np.ndarray | None
@@ -293,19 +310,43 @@ class CpuPhysics:
         state = {name: getattr(data, name) for name in STATE_FIELDS}
         return self._call("step", *{**state, "ctrl": ctrl}.values())
 
-    def step_on_host(
-        self, data: dict[str, np.ndarray], ctrl: np.ndarray, start_qpos: np.ndarray,
-        start_qvel: np.ndarray,
-    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """`step` outside jit, on a batch's numpy arrays: `data` holds STATE_FIELDS but
-        ctrl ([N, ...] each). Returns every CpuData field after the step, and of fresh
-        starts at (start_qpos, start_qvel) for every environment: the starts
-        `restart_where` would make where the step ends an episode, made for all because
-        which end is decided after the step (`restart_from` selects them)."""
-        stepped = self.simulator.step(*(data[name] for name in STATE_FIELDS[:-1]), ctrl)
-        started = self.simulator.start(start_qpos, start_qvel)
+    def host_request(
+        self, data: CpuData, ctrl: Float[Array, "nu"], start_qpos: Float[Array, "nq"],
+        start_qvel: Float[Array, "nv"],
+    ) -> Float[Array, "width"]:
+        """One environment's inputs to `step_on_host` as one row: its STATE_FIELDS but
+        ctrl, then ctrl and the fresh start's qpos and qvel (one array crosses to the host:
+        every array copied off an accelerator costs its own transfer)."""
+        parts = [getattr(data, name) for name in STATE_FIELDS[:-1]]
+        return jnp.concatenate([jnp.ravel(x).astype(jnp.float32)
+                                for x in (*parts, ctrl, start_qpos, start_qvel)])
+
+    def step_on_host(self, request: Float[np.ndarray, "n width"]) -> Float[np.ndarray, "n out"]:
+        """`step` outside jit on a batch of `host_request` rows: every environment's state
+        after the step (STATE_FIELDS + DERIVED_FIELDS flattened, `write_columns`), then
+        the fresh start at its start pose (the start `restart_where` would make where the
+        step ends an episode, made for all because which end is decided after the step;
+        `restart_from` selects them), in one float32 array; `host_result` reads a row."""
+        shapes = self.simulator.shapes
+        columns = np.cumsum([0] + [math.prod(shapes[name]) for name in STATE_FIELDS[:-1]]
+                            + [math.prod(shapes["ctrl"]), math.prod(shapes["qpos"])])
+        n, parts = len(request), np.split(request, columns[1:], axis=1)
+        state = [part.reshape(n, *shapes[name]) for name, part in zip(STATE_FIELDS, parts)]
+        width = sum(math.prod(shapes[name]) for name in STATE_FIELDS + DERIVED_FIELDS)
+        out = np.empty((n, 2 * width), np.float32)
+        self.simulator.step(*state, into=out[:, :width])
+        self.simulator.start(parts[-2], parts[-1], into=out[:, width:])
+        return out
+
+    def host_result(self, row: Float[Array, "out"]) -> tuple[CpuData, CpuData]:
+        """One environment's row of `step_on_host`: (state after the step, fresh start)."""
+        shapes = self.simulator.shapes
         names = STATE_FIELDS + DERIVED_FIELDS
-        return dict(zip(names, stepped)), dict(zip(names, started))
+        sizes = [math.prod(shapes[name]) for name in names]
+        pieces = jnp.split(row, np.cumsum(sizes + sizes)[:-1])
+        return tuple(CpuData(**{name: piece.reshape(shapes[name]) for name, piece in
+                                zip(names, pieces[half * len(names):])})
+                     for half in (0, 1))
 
     def _call(self, method: str, *inputs: Array) -> CpuData:
         """The simulator's `method` ("step" or "start") as a host call."""
