@@ -147,11 +147,12 @@ def device_steps(
     return DeviceSteps(jax.jit(act), jax.jit(advance), jax.jit(advance_last))
 
 
-def _physics(physics: CpuPhysics, half: Half) -> jax.Array:
+def _physics(physics: CpuPhysics, half: Half) -> np.ndarray:
     """The host's part of a half-step (run on the physics thread): wait for the half's
-    request, step it, make the fresh starts and put the result on the device (so the main
-    thread's dispatch copies nothing)."""
-    return jax.device_put(physics.step_on_host(np.asarray(half.host_request)))
+    request, step it and make the fresh starts. The main thread copies the result onto
+    the device when it dispatches the half's next step (2.5 ms for 2,048 ant envs on a
+    TPU v5e host: on the physics thread, it delayed the next half's physics)."""
+    return physics.step_on_host(np.asarray(half.host_request))
 
 
 @functools.partial(jax.jit, static_argnums=1)

@@ -82,3 +82,19 @@ def test_no_function_over_50_lines():
             if n > MAX_LINES:
                 long[f"{path.relative_to(ROOT)}:{name}"] = n
     assert long == {}
+
+
+def _tracked(*args: str) -> list[str]:
+    done = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", *args],
+                          capture_output=True, text=True, check=True)
+    return [name for name in done.stdout.split("\0") if name]
+
+
+def test_the_tree_keeps_summaries_not_records():
+    """Raw metrics, checkpoints and event files stay out of git: nothing tracked that
+    .gitignore names, and the tracked run summaries under 5 MB in all."""
+    assert _tracked("-ci", "--exclude-standard") == []
+    results = _tracked("benchmarks/results")
+    assert [name for name in results if name.endswith(".gz")] == []
+    assert sum((ROOT / name).stat().st_size for name in results) < 5_000_000
+    assert len((ROOT / "BENCHMARKS.md").read_bytes()) <= 25_000
