@@ -42,6 +42,7 @@ from modular_ppo.ppo.step import train_step
 from modular_ppo.runs.build import build_run
 from modular_ppo.runs.config import TrainRunConfig
 from report import environment_facts  # beside this script
+from tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ("reset", "train_step", "evaluate")
@@ -135,28 +136,26 @@ def measure_body(config: TrainRunConfig, concurrent: bool,
     return result
 
 
-def _rows(body: dict) -> list[str]:
+def _rows(body: dict) -> list[list[object]]:
     rows = []
     for name, p in body["programs"].items():
-        rows.append(f"| {body['body']} | {body['modules']} | {body['build_s']:.1f} | {name} "
-                    f"| {p['trace_s']:.2f} | {p['lower_s']:.2f} | {p['compile_s']:.1f} "
-                    f"({p['compile_cpu_s']:.1f}) | {p['equations']} "
-                    f"| {p['stablehlo_ops']} | {p['fusions']} |")
+        rows.append([body["body"], body["modules"], f"{body['build_s']:.1f}", name,
+                     f"{p['trace_s']:.2f}", f"{p['lower_s']:.2f}",
+                     f"{p['compile_s']:.1f} ({p['compile_cpu_s']:.1f})", p["equations"],
+                     p["stablehlo_ops"], p["fusions"]])
     if "together_s" in body:
-        rows.append(f"| {body['body']} | {body['modules']} | | train_step + evaluate "
-                    f"in 2 threads | | | {body['together_s']:.1f} "
-                    f"({body['together_cpu_s']:.1f}) | | | |")
+        rows.append([body["body"], body["modules"], "", "train_step + evaluate in 2 threads",
+                     "", "", f"{body['together_s']:.1f} ({body['together_cpu_s']:.1f})",
+                     "", "", ""])
     return rows
 
 
 def markdown(results: dict) -> str:
     """The table of `results`, a row per body and program."""
-    rows = ["| body | modules | build s | program | trace s | lower s | compile s (CPU s) "
-            "| equations | StableHLO ops | fusions |",
-            "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for body in results["bodies"]:
-        rows.extend(_rows(body))
-    return "\n".join(rows)
+    columns = ["body", "modules", "build s", "program", "trace s", "lower s",
+               "compile s (CPU s)", "equations", "StableHLO ops", "fusions"]
+    rows = [row for body in results["bodies"] for row in _rows(body)]
+    return markdown_table(columns, rows, numeric=(1, 2, 4, 5, 6, 7, 8, 9))
 
 
 def report(paths: list[Path]) -> str:

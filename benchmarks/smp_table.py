@@ -37,6 +37,7 @@ from pathlib import Path
 from every_body import host_and_load, keep_records_only, shown  # beside this script
 from pinned_runs import run_pinned
 from records import RunRecord, is_finished, load_record
+from tables import markdown_table
 
 from modular_ppo.body.smp import BODY_SETS
 
@@ -147,7 +148,12 @@ def _cell(values: list[float], digits: int = 0) -> str:
     return f"{mean:,.{digits}f} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
 
 
-def body_rows(set_name: str, records: list[RunRecord]) -> list[str]:
+COLUMNS = ("set", "body", "ours", "seeds", "our budget (env steps, all bodies)",
+           "our final return", "forward velocity (m/s)", "episode length",
+           "papers' published return")
+
+
+def body_rows(set_name: str, records: list[RunRecord]) -> list[list[object]]:
     """The table rows of one set: a row per training body, then per held-out body, from the
     finished runs' final evaluations."""
     held_out = BODY_SETS.get(set_name + HELD_OUT, ())
@@ -161,22 +167,20 @@ def body_rows(set_name: str, records: list[RunRecord]) -> list[str]:
             returns = [final[f"eval/team_return/{body}"] for final in finals]
             speeds = [final[f"eval/forward_velocity/{body}"] for final in finals]
             lengths = [final[f"eval/length/{body}"] for final in finals]
-            rows.append(f"| {set_name} | {body.removeprefix('smp-')} | {kind} | {len(records)} "
-                        f"| {budget} | {_cell(returns)} | {_cell(speeds, 2)} | "
-                        f"{_cell(lengths)} | {published.get(body, 'not found')} |")
+            rows.append([set_name, body.removeprefix("smp-"), kind, len(records), budget,
+                         _cell(returns), _cell(speeds, 2), _cell(lengths),
+                         published.get(body, "not found")])
     return rows
 
 
 def report(results: Path) -> str:
     """The Markdown table of every set with a finished run in `results`."""
-    lines = ["| set | body | ours | seeds | our budget (env steps, all bodies) | our final "
-             "return | forward velocity (m/s) | episode length | papers' published return |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for set_dir in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
         runs = sorted(set_dir.glob("*/seed*"))
         records = [load_record(d) for d in runs if d.is_dir() and is_finished(d)]
         if records and set_dir.name in BODY_SETS:
-            lines += body_rows(set_dir.name, records)
+            rows += body_rows(set_dir.name, records)
     budgets = "; ".join(f"{paper}: {text}" for paper, text in BUDGETS.items())
     return (f"### SMP / AMORPHEUS sets: report of {dt.date.today()} ({host_and_load(results)})"
             f"\n\n`python benchmarks/smp_table.py report --results {shown(results)}` (runs: "
@@ -184,7 +188,8 @@ def report(results: Path) -> str:
             "--body SET --held-out SET:held-out --arch shared`, PPO, the final deterministic "
             f"evaluation ({EVAL_ENVS} episodes of up to 1,000 steps); \"zero-shot\": a held-out "
             "body, never trained on. The papers' budgets: " + budgets + ". Ours is far below "
-            "theirs, so the comparison is not yet on equal terms.\n\n" + "\n".join(lines)
+            "theirs, so the comparison is not yet on equal terms.\n\n"
+            + markdown_table(COLUMNS, rows)
             + "\n\n" + TASK_DIFFERENCES + "\n")
 
 

@@ -77,3 +77,15 @@ def assert_close(expected, actual, of_largest=None):
             largest = float(np.max(np.abs(x), initial=0.0))
             np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=0,
                                        atol=of_largest * largest + 1e-6, err_msg=where)
+
+
+def assert_training_matches(groups, config, state, step, calls: int = 2):
+    """`calls` calls of a pipelined training `step` from `state` give the metrics and the
+    state of `reference_step` (to 3e-3 of each array's largest entry)."""
+    expected, actual = state, state
+    for _ in range(calls):
+        expected, expected_metrics = reference_step(groups, config, expected)
+        actual, actual_metrics = step(actual)
+        assert_close(expected_metrics, actual_metrics, of_largest=3e-3)
+    assert_close(expected, actual, of_largest=3e-3)
+    assert int(actual.iteration) == calls * config.iterations_per_call

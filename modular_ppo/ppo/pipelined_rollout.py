@@ -171,12 +171,8 @@ def _joined(halves: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rol
 
 
 def collect_pipelined(
-    env: ModularEnvProtocol,
-    graphdef: nnx.GraphDef,
-    network_state: nnx.State,
-    env_state: State,
-    recurrent: NetState,
-    length: int,
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
+    env_state: State, recurrent: NetState, length: int,
 ) -> tuple[nnx.State, State, NetState, Rollout]:
     """`collect_rollout` of a CPU-backend env (at least 2 environments) with the host's
     physics and the device's work overlapped (module docstring): the network state after
