@@ -105,7 +105,7 @@ class DeviceSteps:
     record, the value estimates of the states reached): the rollout's last step."""
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=64)  # one per body of a run: a miss compiles them again
 def device_steps(
     env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_tree: jax.tree_util.PyTreeDef
 ) -> DeviceSteps:
