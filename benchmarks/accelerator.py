@@ -3,7 +3,7 @@ training (first- and second-run compile), MuJoCo's C simulator on the host cores
 largest env count that fits in the chip's memory and Brax PPO; JSON rows and a Markdown
 table naming the device it ran on, the host, the date and the load.
 
-    bash benchmarks/accelerator.sh                          # PLAN, --budget-s 250
+    bash benchmarks/accelerator.sh                          # PLAN, --budget-s 540
     bash benchmarks/accelerator.sh --budget-s 120 --out DIR
     python benchmarks/accelerator.py --table DIR/accelerator.json   # the table again
     python benchmarks/accelerator.py --budget-s 3000 --time-scale 10 --plan raw/8 \\
@@ -60,12 +60,15 @@ from report import environment_facts  # noqa: E402
 from throughput import run_case_process  # noqa: E402
 
 BODY = "ant-modular"
-PLAN = ("raw/4096", "raw/8192", "train-first/4096", "train-second/4096", "host/4096",
-        "split/16384/11776", "raw/16384", "raw/2048", "brax/current")
-"""The default parts in priority order (the issue's: raw physics, then training with both
-compiles, then the rest if time is left)."""
-BUDGET_S = 250.0
-"""The default budget: the whole run, start-up included (see DEVICE_CALL.md's plan)."""
+PLAN = ("raw/4096", "raw/8192", "train-first/4096", "train-second/4096",
+        "backend/cpu-pipelined/4096", "host/4096", "split/16384/11776", "raw/16384",
+        "raw/2048", "brax/current")
+"""The default parts in priority order: raw physics, then training with both compiles and
+with both engines (the host's C simulator and the chip, docs/backends.md), then the rest
+if time is left."""
+BUDGET_S = 540.0
+"""The default budget: the whole run, start-up included, within one `device` call of 10
+minutes with a minute to spare for the machine's set-up."""
 TIMED_CALLS = 5
 """Training calls after the first (the one that compiles) that a train part times."""
 
