@@ -9,6 +9,7 @@ import platform
 from pathlib import Path
 
 from modular_ppo.runs.versions import CODE_DIRS, git_state
+from tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("jax", "jaxlib", "flax", "optax", "mujoco", "mujoco-mjx", "brax", "numpy")
@@ -73,23 +74,18 @@ def _describe(case: str) -> str:
 
 
 def _table(results: list[dict]) -> list[str]:
-    lines = [
-        "| case | what | envs | env steps/s | env steps per CPU-s | compile s "
-        "| first iteration s | peak RSS GiB | load (1 min) before / after |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for r in results:
-        if "error" in r:
-            lines.append(f"| {r['case']} | {_describe(r['case'])} | | failed: {r['error']} "
-                         "| | | | | |")
-            continue
-        lines.append(
-            f"| {r['case']} | {_describe(r['case'])} | {r['n_envs']} | {r['steps_per_s']:,.0f} "
-            f"| {_figure(r['steps_per_cpu_s'])} | {r['compile_s']:.1f} | "
-            f"{r['first_iteration_s']:.1f} | {r['peak_rss_gib']:.2f} | "
-            f"{r['load_before']:.1f} / {r['load_after']:.1f} |"
-        )
-    return lines
+    columns = ["case", "what", "envs", "env steps/s", "env steps per CPU-s", "compile s",
+               "first iteration s", "peak RSS GiB", "load (1 min) before / after"]
+    return markdown_table(columns, list(map(_row, results)), numeric=range(2, 8)).splitlines()
+
+
+def _row(r: dict) -> list[object]:
+    case = [r["case"], _describe(r["case"])]
+    if "error" in r:
+        return [*case, "", f"failed: {r['error']}", "", "", "", "", ""]
+    return [*case, r["n_envs"], f"{r['steps_per_s']:,.0f}", _figure(r["steps_per_cpu_s"]),
+            f"{r['compile_s']:.1f}", f"{r['first_iteration_s']:.1f}", f"{r['peak_rss_gib']:.2f}",
+            f"{r['load_before']:.1f} / {r['load_after']:.1f}"]
 
 
 def _figure(value: float | None) -> str:
@@ -98,40 +94,27 @@ def _figure(value: float | None) -> str:
 
 
 def _profile(results: list[dict]) -> list[str]:
-    lines = [
-        "| case | iteration s | rollout s (env + policy) | raw stepping s (same steps) "
-        "| update s (iteration - rollout) | training / raw | compile s (CPU-s) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results:
-        if "raw_s" in r:
-            lines.append(
-                f"| {r['case']} | {r['call_s']:.2f} | {r['rollout_s']:.2f} | {r['raw_s']:.2f} "
-                f"| {r['call_s'] - r['rollout_s']:.2f} | "
-                f"{r['steps_per_s'] / r['raw_steps_per_s']:.2f} | "
-                f"{r['compile_s']:.1f} ({r['compile_cpu_s']:.1f}) |"
-            )
-    return lines
+    columns = ["case", "iteration s", "rollout s (env + policy)", "raw stepping s (same steps)",
+               "update s (iteration - rollout)", "training / raw", "compile s (CPU-s)"]
+    rows = [[r["case"], f"{r['call_s']:.2f}", f"{r['rollout_s']:.2f}", f"{r['raw_s']:.2f}",
+             f"{r['call_s'] - r['rollout_s']:.2f}",
+             f"{r['steps_per_s'] / r['raw_steps_per_s']:.2f}",
+             f"{r['compile_s']:.1f} ({r['compile_cpu_s']:.1f})"]
+            for r in results if "raw_s" in r]
+    return markdown_table(columns, rows, numeric=range(1, 7)).splitlines()
 
 
 def _cpu_profile(results: list[dict]) -> list[str]:
     """The same split in CPU seconds of the process (all threads), where the cases have it."""
-    rows = [r for r in results if "rollout_cpu_s" in r]
+    columns = ["case", "iteration CPU-s", "rollout CPU-s", "raw stepping CPU-s",
+               "update CPU-s (iteration - rollout)"]
+    rows = [[r["case"], f"{r['call_cpu_s']:.3f}", f"{r['rollout_cpu_s']:.3f}",
+             f"{r['raw_cpu_s']:.3f}", f"{r['call_cpu_s'] - r['rollout_cpu_s']:.3f}"]
+            for r in results if "rollout_cpu_s" in r]
     if not rows:
         return []
-    lines = [
-        "The same in CPU seconds of the process (all threads; fastest call of each):",
-        "",
-        "| case | iteration CPU-s | rollout CPU-s | raw stepping CPU-s | update CPU-s "
-        "(iteration - rollout) |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['case']} | {r['call_cpu_s']:.3f} | {r['rollout_cpu_s']:.3f} | "
-            f"{r['raw_cpu_s']:.3f} | {r['call_cpu_s'] - r['rollout_cpu_s']:.3f} |"
-        )
-    return ["", *lines]
+    return ["", "The same in CPU seconds of the process (all threads; fastest call of each):",
+            "", *markdown_table(columns, rows, numeric=range(1, 5)).splitlines()]
 
 
 def _ratio(results: dict[str, dict], top: str, bottom: str, key: str = "steps_per_s"):
@@ -209,10 +192,10 @@ def _cost_targets(results: dict[str, dict]) -> list[str]:
 
 def _other_ratios(results: dict[str, dict]) -> list[str]:
     pairs = [
-        ("env-step/cpu/2048", "env-step/mjx/2048", "CPU backend / MJX backend, env stepping, 2048 envs"),
-        ("env-step/cpu/64", "env-step/mjx/64", "CPU backend / MJX backend, env stepping, 64 envs"),
-        ("env-step/cpu/2048", "mujoco-batch/2048", "our CPU env / bare C simulator, 2048 envs"),
-        ("env-step/cpu/64", "mujoco-batch/64", "our CPU env / bare C simulator, 64 envs"),
+        *((f"env-step/cpu/{n}", f"env-step/mjx/{n}",
+           f"CPU backend / MJX backend, env stepping, {n} envs") for n in (2048, 64)),
+        *((f"env-step/cpu/{n}", f"mujoco-batch/{n}", f"our CPU env / bare C simulator, {n} envs")
+          for n in (2048, 64)),
         ("env-step/mjx/2048", "mjx-step/2048", "our MJX env / bare vmap(mjx.step), 2048 envs"),
         *((f"train/cpu/default/{arch}", "train/cpu/default",
            f"training, {arch} / separate networks, default shape (target >= 0.5: within 2x)")

@@ -65,6 +65,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import get_args
 
@@ -316,6 +317,15 @@ def _seeds(results: Path, family: str) -> list[int]:
                    for p in (results / family).glob("*/*/*/seed*")})
 
 
+def _measured(results: Path) -> Iterator[tuple[str, Family, list[str], list[int]]]:
+    """(family, its Family, its settings, its seeds) for each family with a shared run
+    folder in `results`."""
+    for family, spec in FAMILIES.items():
+        settings = _settings(results, family)
+        if settings:
+            yield family, spec, settings, _seeds(results, family)
+
+
 def _final_return(run_dir: Path, key: str = "eval/team_return") -> float:
     """A finished run's final team return (its final evaluation, eval.json), of the body
     `key` names for a run on several bodies."""
@@ -374,10 +384,7 @@ def report(results: Path, write: bool) -> str:
     """The transfer report: per family, a table row per setting and held-out body (`_row`);
     written into BENCHMARKS.md when `write`."""
     lines = []
-    for family, spec in FAMILIES.items():
-        settings, seeds = _settings(results, family), _seeds(results, family)
-        if not settings:
-            continue
+    for family, spec, settings, seeds in _measured(results):
         lines += [f"\n#### {family}: train {spec.train}, held out {', '.join(spec.held_out)}\n",
                   ("| setting (arch-morphology[-noindex]) | held-out body | seeds | specialist's "
                    "final return | zero-shot / specialist | untrained (first evaluation) / "
@@ -404,10 +411,7 @@ def seeds_report(results: Path, statistics: str) -> str:
     checkpoint: "return (share of the same seed's specialist; forward velocity, episode
     length)"; then each setting's fine-tuning (`_fine_tuning_by_seed`)."""
     lines = []
-    for family, spec in FAMILIES.items():
-        settings, seeds = _settings(results, family), _seeds(results, family)
-        if not settings:
-            continue
+    for family, spec, settings, seeds in _measured(results):
         lines += [f"\n#### {family}: zero-shot by `eval --new-body-statistics {statistics}`\n",
                   "| setting | held-out body | " + " | ".join(f"seed {s}" for s in seeds) + " |",
                   "|---|---|" + "---|" * len(seeds)]

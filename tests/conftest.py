@@ -11,11 +11,13 @@
   `release_compiled_programs`).
 - The user's cache folder is a temporary one for the session (`user_cache_in_tmp`): CLI
   commands keep compiled programs there by default, not in ~/.cache.
+- `cli_train` runs `cli.py train` into a fresh runs root (the CLI tests' run dirs).
 """
 
 import ast
 import gc
 import os
+from pathlib import Path
 
 import jax
 import pytest
@@ -82,3 +84,17 @@ def release_compiled_programs():
     yield
     jax.clear_caches()
     gc.collect()
+
+
+@pytest.fixture(scope="session")
+def cli_train(tmp_path_factory):
+    """(flags, body folder, run name) -> the run dir that `cli.py train` with these flags
+    writes into a fresh runs root, asserting it exits 0."""
+    from modular_ppo import cli
+
+    def train(flags: list[str], body_folder: str, run_name: str) -> Path:
+        root = tmp_path_factory.mktemp("runs")
+        assert cli.main(["train", *flags, "--runs-root", str(root), "--run-name", run_name]) == 0
+        return root / body_folder / run_name
+
+    return train

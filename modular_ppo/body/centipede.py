@@ -15,7 +15,6 @@ import math
 
 import mujoco
 
-from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.numerics import INIT_QPOS
 from modular_ppo.body.spec_parts import add_floor, add_motor, add_numeric, add_task, annotate, new_spec
 
@@ -42,6 +41,13 @@ _START_HEIGHT = 0.6
 _SIDES = {"left": 1.0, "right": -1.0}
 
 
+CENTIPEDE_SIZES = (
+    f"a centipede has an even number of legs, at least {MIN_LEGS} (two per torso segment) and "
+    f"at most {MAX_LEGS}. Use centipede-N with N in 4, 6, 8, ..., {MAX_LEGS}."
+)
+"""The sizes a centipede has, as its error for any other says them."""
+
+
 def is_centipede_size(n_legs: int) -> bool:
     """Whether a centipede can have `n_legs` legs: an even number from 4 to MAX_LEGS."""
     return MIN_LEGS <= n_legs <= MAX_LEGS and n_legs % 2 == 0
@@ -49,12 +55,6 @@ def is_centipede_size(n_legs: int) -> bool:
 
 def centipede_spec(n_legs: int) -> mujoco.MjSpec:
     """The centipede with `n_legs` legs (an even number >= 4)."""
-    if not is_centipede_size(n_legs):
-        raise BodyGraphError(
-            f"centipede-{n_legs}: a centipede has an even number of legs, at least "
-            f"{MIN_LEGS} (two per torso segment) and at most {MAX_LEGS}. Use centipede-N with "
-            f"N in 4, 6, 8, ..., {MAX_LEGS}."
-        )
     n_segments = n_legs // 2
     spec = new_spec(f"centipede-{n_legs}", _PHYSICS, timestep=0.01, iterations=1)
     spec.default.joint.armature = 1

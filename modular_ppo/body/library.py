@@ -12,20 +12,20 @@ from pathlib import Path
 import mujoco
 
 from modular_ppo.body.bundled_dir import BODIES_DIR
-from modular_ppo.body.centipede import centipede_spec, is_centipede_size
+from modular_ppo.body.centipede import CENTIPEDE_SIZES, centipede_spec, is_centipede_size
 from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.graph import BodyGraph
 from modular_ppo.body.partition import Partition
 from modular_ppo.body.smp import smp_spec
-from modular_ppo.body.swimmer import is_swimmer_size, swimmer_spec
+from modular_ppo.body.swimmer import SWIMMER_SIZES, is_swimmer_size, swimmer_spec
 from modular_ppo.body.variants import WITHOUT, split_variant, variant_spec
 
-GENERATORS: dict[str, tuple[Callable[[int], mujoco.MjSpec], Callable[[int], bool]]] = {
-    "centipede": (centipede_spec, is_centipede_size),
-    "swimmer": (swimmer_spec, is_swimmer_size),
+GENERATORS: dict[str, tuple[Callable[[int], mujoco.MjSpec], Callable[[int], bool], str]] = {
+    "centipede": (centipede_spec, is_centipede_size, CENTIPEDE_SIZES),
+    "swimmer": (swimmer_spec, is_swimmer_size, SWIMMER_SIZES),
 }
-"""Family name -> (builder of the spec for size N, whether the family has size N); N is
-legs for centipedes, segments for swimmers."""
+"""Family name -> (builder of the spec for size N, whether the family has size N, the
+sizes it has in words); N is legs for centipedes, segments for swimmers."""
 
 DEFAULT_GENERATED = ("centipede-4", "centipede-6", "centipede-8", "swimmer-4", "swimmer-6")
 
@@ -54,9 +54,12 @@ def body_spec(name: str) -> mujoco.MjSpec | None:
             f"{name}: the size of a generated body is a whole number, as in "
             f"{match['family']}-6. Write {match['family']}-N."
         )
-    build, _ = GENERATORS[match["family"]]
-    size = match["size"]
-    return build(int(size) if len(size) <= MAX_SIZE_DIGITS else 10**MAX_SIZE_DIGITS)
+    build, has_size, sizes = GENERATORS[match["family"]]
+    digits = match["size"]
+    size = int(digits) if len(digits) <= MAX_SIZE_DIGITS else 10**MAX_SIZE_DIGITS
+    if not has_size(size):
+        raise BodyGraphError(f"{match['family']}-{size}: {sizes}")
+    return build(size)
 
 
 def family_members(stem: str, first: int, last: int) -> tuple[str, ...]:
@@ -68,7 +71,7 @@ def family_members(stem: str, first: int, last: int) -> tuple[str, ...]:
             f"{stem}-{first}..{last}: a range spans at most {MAX_RANGE_SIZES} sizes. Give a "
             f"narrower range, e.g. {stem}-{first}..{first + 8}."
         )
-    _, has_size = GENERATORS.get(stem, (None, lambda size: True))
+    _, has_size, _ = GENERATORS.get(stem, (None, lambda size: True, ""))
     return tuple(f"{stem}-{size}" for size in range(first, last + 1) if has_size(size))
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import mujoco
 
-from modular_ppo.body.errors import BodyGraphError
 from modular_ppo.body.spec_parts import add_floor, add_motor, add_task, annotate, new_spec
 
 MIN_SEGMENTS = 2
@@ -30,6 +29,13 @@ _LENGTH, _RADIUS = 1.0, 0.1
 _JOINT_RANGE = 100 * 3.141592653589793 / 180
 
 
+SWIMMER_SIZES = (
+    f"a swimmer needs at least {MIN_SEGMENTS} segments (one motorized joint) and has at most "
+    f"{MAX_SEGMENTS}. Use swimmer-N with N from {MIN_SEGMENTS} to {MAX_SEGMENTS}, e.g. swimmer-4."
+)
+"""The sizes a swimmer has, as its error for any other says them."""
+
+
 def is_swimmer_size(n_segments: int) -> bool:
     """Whether a swimmer can have `n_segments` segments: from 2 to MAX_SEGMENTS."""
     return MIN_SEGMENTS <= n_segments <= MAX_SEGMENTS
@@ -37,12 +43,6 @@ def is_swimmer_size(n_segments: int) -> bool:
 
 def swimmer_spec(n_segments: int) -> mujoco.MjSpec:
     """The swimmer with `n_segments` segments (N-1 motors)."""
-    if not is_swimmer_size(n_segments):
-        raise BodyGraphError(
-            f"swimmer-{n_segments}: a swimmer needs at least {MIN_SEGMENTS} segments (one "
-            f"motorized joint) and has at most {MAX_SEGMENTS}. Use swimmer-N with N from "
-            f"{MIN_SEGMENTS} to {MAX_SEGMENTS}, e.g. swimmer-4."
-        )
     spec = new_spec(f"swimmer-{n_segments}", _PHYSICS, timestep=0.01, iterations=1)
     spec.option.density = 4000
     spec.option.viscosity = 0.1

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, Float, PRNGKeyArray
 
 
 def empty_episode(module_names: tuple[str, ...]) -> dict[str, Float[Array, ""]]:
     """team_return, return/<module>, length, forward_velocity: all zero."""
     keys = ["team_return", *(f"return/{n}" for n in module_names), "length", "forward_velocity"]
     return {key: jnp.zeros(()) for key in keys}
+
+
+def start_info(module_names: tuple[str, ...], rng: PRNGKeyArray) -> dict[str, Any]:
+    """`State.info` of a reset: no truncation, step 0, empty running and last episodes,
+    and `rng`, the key of the next fresh start."""
+    episode = empty_episode(module_names)
+    return {"truncation": jnp.zeros(()), "steps": jnp.zeros((), jnp.int32), "episode": episode,
+            "last_episode": episode, "rng": rng}
 
 
 def accumulate(

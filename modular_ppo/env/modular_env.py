@@ -13,7 +13,7 @@ from mujoco import mjx
 from modular_ppo.body import BodyGraph, TaskSpec
 from modular_ppo.env.actions import ActionMap
 from modular_ppo.env.config import EnvConfig
-from modular_ppo.env.episode import accumulate, close, empty_episode
+from modular_ppo.env.episode import accumulate, close, start_info
 from modular_ppo.env.observations import ObsBlock, Observer, observation_reads_contact_forces
 from modular_ppo.env.physics import Physics, Simulator
 from modular_ppo.env.tasks import Task, Transition
@@ -95,20 +95,13 @@ class ModularEnv:
         zero reward, done and metrics (see `State`)."""
         key, start_key = jax.random.split(key)
         data = self._physics.start(*self._start_pose(start_key))
-        episode = empty_episode(self.body.module_names)
         return State(
             data=data,
             obs=self._observer(data),
             reward={name: jnp.zeros(()) for name in self.body.module_names},
             done=jnp.zeros(()),
             metrics={name: jnp.zeros(()) for name in self._metric_names},
-            info={
-                "truncation": jnp.zeros(()),
-                "steps": jnp.zeros((), jnp.int32),
-                "episode": episode,
-                "last_episode": episode,
-                "rng": key,
-            },
+            info=start_info(self.body.module_names, key),
         )
 
     def _start_pose(self, key: PRNGKeyArray) -> tuple[Float[Array, "nq"], Float[Array, "nv"]]:

@@ -21,7 +21,7 @@ from flax import struct
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from modular_ppo.body import BodyGraph
-from modular_ppo.env.episode import accumulate, close, empty_episode
+from modular_ppo.env.episode import accumulate, close, start_info
 from modular_ppo.env.types import State
 
 TOY_MJCF = """
@@ -89,14 +89,7 @@ class TargetReachingEnv:
     def reset(self, key: PRNGKeyArray) -> State:
         key, data_key = jax.random.split(key)
         data = self._initial_data(data_key)
-        empty = empty_episode(self.body.module_names)
-        info = {
-            "truncation": jnp.zeros(()),
-            "steps": jnp.zeros((), jnp.int32),
-            "episode": empty,
-            "last_episode": empty,
-            "rng": key,
-        }
+        info = start_info(self.body.module_names, key)
         return State(
             data=data,
             obs=self._observe(data, info["steps"]),

@@ -40,7 +40,6 @@ from __future__ import annotations
 import brax.envs.base as brax_base
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, Float
 
 from modular_ppo.body import BodyGraph, Partition
@@ -48,12 +47,7 @@ from modular_ppo.env import Backend, EnvConfig, State, default_backend, make_env
 from modular_ppo.interop.bodies import resolve_body
 from modular_ppo.interop.episodes import episodic
 from modular_ppo.interop.errors import AgentActionError
-from modular_ppo.interop.team import Team
-
-
-def _slices(sizes: dict[str, int]) -> dict[str, slice]:
-    ends = np.cumsum(list(sizes.values()))
-    return {a: slice(int(end - n), int(end)) for (a, n), end in zip(sizes.items(), ends)}
+from modular_ppo.interop.team import Team, flat_slices
 
 
 class BraxModularEnv(brax_base.Env):
@@ -67,13 +61,8 @@ class BraxModularEnv(brax_base.Env):
         "auto" (see `make_env`).
     """
 
-    def __init__(
-        self,
-        body: str | BodyGraph,
-        partition: Partition | None = None,
-        config: EnvConfig = EnvConfig(),
-        backend: Backend = "mjx",
-    ):
+    def __init__(self, body: str | BodyGraph, partition: Partition | None = None,
+                 config: EnvConfig = EnvConfig(), backend: Backend = "mjx"):
         self.body = resolve_body(body, partition)
         """The morphology and its partition into modules."""
         self._backend = default_backend(self.body) if backend == "auto" else backend
@@ -83,8 +72,8 @@ class BraxModularEnv(brax_base.Env):
         """Agents (actuated modules) in the order of the concatenations."""
         self.agents = self.team.agents
         obs_sizes = {a: self.env.obs_sizes[m] for a, m in self.team.module_of.items()}
-        self.slices = {"observation": _slices(obs_sizes),
-                       "action": _slices(self.team.action_sizes)}
+        self.slices = {"observation": flat_slices(obs_sizes),
+                       "action": flat_slices(self.team.action_sizes)}
         """"observation" / "action" -> agent -> its slice of the flat vector."""
         self._observation_size = sum(obs_sizes.values())
         self._action_size = sum(self.team.action_sizes.values())

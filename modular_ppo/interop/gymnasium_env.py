@@ -25,11 +25,7 @@ from modular_ppo.body import BodyGraph, Partition
 from modular_ppo.env import EnvConfig
 from modular_ppo.interop.action_checks import checked_flat_action
 from modular_ppo.interop.pettingzoo_env import RENDER_MODES, ParallelModularEnv
-
-
-def _slices(sizes: dict[str, int]) -> dict[str, slice]:
-    ends = np.cumsum(list(sizes.values()))
-    return {a: slice(int(end - n), int(end)) for (a, n), end in zip(sizes.items(), ends)}
+from modular_ppo.interop.team import flat_slices
 
 
 class GymnasiumModularEnv(gymnasium.Env):
@@ -38,14 +34,9 @@ class GymnasiumModularEnv(gymnasium.Env):
 
     metadata = {"render_modes": list(RENDER_MODES)}
 
-    def __init__(
-        self,
-        body: str | BodyGraph,
-        partition: Partition | None = None,
-        config: EnvConfig = EnvConfig(),
-        render_mode: str | None = None,
-        nthread: int = 1,
-    ):
+    def __init__(self, body: str | BodyGraph, partition: Partition | None = None,
+                 config: EnvConfig = EnvConfig(), render_mode: str | None = None,
+                 nthread: int = 1):
         self.parallel = ParallelModularEnv(body, partition, config, render_mode, nthread)
         """The multi-agent env stepped underneath."""
         self.agents = list(self.parallel.possible_agents)
@@ -54,7 +45,7 @@ class GymnasiumModularEnv(gymnasium.Env):
         self.metadata = {**self.metadata, "render_fps": self.parallel.metadata["render_fps"]}
         obs_sizes = {a: self.parallel.observation_space(a).shape[0] for a in self.agents}
         action_sizes = {a: self.parallel.action_space(a).shape[0] for a in self.agents}
-        self.slices = {"observation": _slices(obs_sizes), "action": _slices(action_sizes)}
+        self.slices = {"observation": flat_slices(obs_sizes), "action": flat_slices(action_sizes)}
         """"observation" / "action" -> agent -> its slice of the flat vector."""
         self.observation_space = gymnasium.spaces.Box(
             -np.inf, np.inf, (sum(obs_sizes.values()),), np.float32

@@ -13,11 +13,19 @@ import dataclasses
 from collections.abc import Mapping
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from modular_ppo.env import ModularEnv
 from modular_ppo.env.actions import check_action_dict
 from modular_ppo.interop.errors import AgentActionError
+
+
+def flat_slices(sizes: dict[str, int]) -> dict[str, slice]:
+    """Agent -> its slice of the flat vector that concatenates the agents' vectors of
+    these sizes, in the order of `sizes`."""
+    ends = np.cumsum(list(sizes.values()))
+    return {a: slice(int(end - n), int(end)) for (a, n), end in zip(sizes.items(), ends)}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -79,13 +79,9 @@ class ModularNetwork(nnx.Module):
     ) -> NetState:
         raise NotImplementedError
 
-    def __call__(
-        self,
-        state: NetState,
-        obs: dict[str, Float[Array, "batch _obs"]],
-        extras: dict[str, Any] | None = None,
-        deterministic: bool = False,
-    ) -> StepOutput:
+    def __call__(self, state: NetState, obs: dict[str, Float[Array, "batch _obs"]],
+                 extras: dict[str, Any] | None = None,
+                 deterministic: bool = False) -> StepOutput:
         raise NotImplementedError
 
     def update_statistics(self, obs: dict[str, Float[Array, "... _obs"]]) -> None:

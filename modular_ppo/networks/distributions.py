@@ -46,12 +46,8 @@ class ActionDistribution:
 
     kind: Distribution
 
-    def sample(
-        self,
-        mean: Float[Array, "*batch act"],
-        std: Float[Array, "*batch act"],
-        noise: Float[Array, "*batch act"],
-    ) -> Float[Array, "*batch act"]:
+    def sample(self, mean: Float[Array, "*batch act"], std: Float[Array, "*batch act"],
+               noise: Float[Array, "*batch act"]) -> Float[Array, "*batch act"]:
         """The pre-squash sample for standard normal `noise`."""
         return mean + std * noise
 

@@ -52,12 +52,8 @@ class ExportedSteps:
     """Names everything the traced step depends on but the state's tree and shapes."""
 
 
-def compile_train_step(
-    groups: tuple[BodyGroup, ...],
-    config: PPOConfig,
-    state: TrainingState,
-    exported: ExportedSteps | None = None,
-) -> CompiledStep:
+def compile_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
+                       exported: ExportedSteps | None = None) -> CompiledStep:
     """`train_step(groups, config, ·)` compiled for states shaped like `state`.
 
     exported None: traced, lowered and compiled here. Otherwise the program comes from the

@@ -175,14 +175,9 @@ def replay(
                   jax.tree.map(unfold, out.output.value_estimates), out.regularization_loss)
 
 
-def replay_through_time(
-    graphdef: nnx.GraphDef,
-    network_state: nnx.State,
-    recurrent: NetState,
-    obs: dict[str, Float[Array, "time env _obs"]],
-    extras: dict[str, Any],
-    done: Float[Array, "time env"],
-) -> Replay:
+def replay_through_time(graphdef: nnx.GraphDef, network_state: nnx.State, recurrent: NetState,
+                        obs: dict[str, Float[Array, "time env _obs"]], extras: dict[str, Any],
+                        done: Float[Array, "time env"]) -> Replay:
     """`replay` as a `lax.scan` over time steps, carrying the recurrent state."""
     params, rest = nnx.split_state(network_state, nnx.Param, ...)
 

@@ -25,10 +25,8 @@ TINY = [
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("runs")
-    assert cli.main(["train", *TINY, "--runs-root", str(root), "--run-name", "tiny"]) == 0
-    return root / "hopper-modular" / "tiny"
+def run_dir(cli_train):
+    return cli_train(TINY, "hopper-modular", "tiny")
 
 
 def test_train_writes_a_complete_run_dir(run_dir):

@@ -28,10 +28,8 @@ TINY = [
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    root = tmp_path_factory.mktemp("runs")
-    assert cli.main(["train", *TINY, "--runs-root", str(root), "--run-name", "mixed"]) == 0
-    return root / "centipede-4+centipede-6" / "mixed"
+def run_dir(cli_train):
+    return cli_train(TINY, "centipede-4+centipede-6", "mixed")
 
 
 def test_train_on_two_bodies_logs_every_body_and_module(run_dir):

@@ -17,30 +17,35 @@ from modular_ppo.networks import AttentionConfig, ModularNetwork, NetworkConfig,
 
 CHAIN_XML = """
 <mujoco model="chain4">
+  <default>
+    <joint type="hinge" range="-60 60"/>
+    <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/>
+    <motor gear="10"/>
+  </default>
   <worldbody>
     <body name="seg0" pos="0 0 0.2">
       <freejoint/>
-      <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/>
+      <geom/>
       <body name="seg1" pos="0.2 0 0">
-        <joint name="j1a" type="hinge" axis="0 0 1" range="-60 60"/>
-        <joint name="j1b" type="hinge" axis="0 1 0" range="-30 30"/>
-        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/>
+        <joint name="j1a" axis="0 0 1"/>
+        <joint name="j1b" axis="0 1 0" range="-30 30"/>
+        <geom/>
         <body name="seg2" pos="0.2 0 0">
-          <joint name="j2" type="hinge" axis="0 0 1" range="-60 60"/>
-          <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/>
+          <joint name="j2" axis="0 0 1"/>
+          <geom/>
           <body name="seg3" pos="0.2 0 0">
-            <joint name="j3" type="hinge" axis="0 0 1" range="-60 60"/>
-            <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/>
+            <joint name="j3" axis="0 0 1"/>
+            <geom/>
           </body>
         </body>
       </body>
     </body>
   </worldbody>
   <actuator>
-    <motor joint="j1a" gear="10"/>
-    <motor joint="j1b" gear="10"/>
-    <motor joint="j2" gear="10"/>
-    <motor joint="j3" gear="10"/>
+    <motor joint="j1a"/>
+    <motor joint="j1b"/>
+    <motor joint="j2"/>
+    <motor joint="j3"/>
   </actuator>
 </mujoco>
 """

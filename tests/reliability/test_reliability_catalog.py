@@ -40,6 +40,10 @@ class Paths:
         path.write_text(text)
         return path
 
+    def custom(self, elements: str) -> Path:
+        """The tiny body's MJCF file with these elements in its <custom>."""
+        return self.xml(tiny_xml(custom=f"<custom>{elements}</custom>"))
+
     def train(self, body: Path | str, *flags: str) -> list[str]:
         return ["train", "--body", str(body), *TINY, "--runs-root", str(self.tmp / "runs"),
                 *flags]
@@ -92,67 +96,46 @@ CLI_CASES = [
           ))), "--backend", "mjx"),
           "MJX cannot simulate", "mjTRN_BODY", "Change or remove that feature"),
     _case("mjcf_task_negative_weight",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><numeric name="modular_ppo:ctrl_cost_weight" data="-1"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<numeric name="modular_ppo:ctrl_cost_weight" data="-1"/>')),
           '<numeric name="modular_ppo:ctrl_cost_weight" data="-1">', "one finite number >= 0",
           "Fix its data"),
     _case("mjcf_task_non_finite_number",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><numeric name="modular_ppo:frame_skip" data="inf"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<numeric name="modular_ppo:frame_skip" data="inf"/>')),
           lambda p: str(p.tmp / "body.xml"), '<numeric name="modular_ppo:frame_skip" data="inf">',
           "one positive integer, at most 1000", "Fix its data"),
     _case("mjcf_task_number_out_of_range",
-          lambda p: ["bodies", "show", str(p.xml(tiny_xml(
-              custom='<custom><numeric name="modular_ppo:ctrl_cost_weight" data="1e300"/></custom>'
-          )))],
+          lambda p: ["bodies", "show",
+                     str(p.custom('<numeric name="modular_ppo:ctrl_cost_weight" data="1e300"/>'))],
           '<numeric name="modular_ppo:ctrl_cost_weight" data="1e+300">', "<= 1e+06",
           "Fix its data"),
     _case("mjcf_task_range_with_nan",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><numeric name="modular_ppo:healthy_z" data="nan 1"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<numeric name="modular_ppo:healthy_z" data="nan 1"/>')),
           '<numeric name="modular_ppo:healthy_z" data="nan 1">', "min < max"),
     _case("mjcf_init_qpos_non_finite",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><numeric name="init_qpos" data="0 inf"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<numeric name="init_qpos" data="0 inf"/>')),
           '<numeric name="init_qpos" data="0 inf">', "nq = 2 finite values"),
     _case("mjcf_ppo_preset_non_finite",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><text name="modular_ppo:ppo_preset" data="gamma=inf"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:ppo_preset" data="gamma=inf"/>')),
           "modular_ppo:ppo_preset", '"gamma=inf" is not a finite number'),
     _case("mjcf_task_unknown_key",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><numeric name="modular_ppo:healthy_zz" data="0 1"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<numeric name="modular_ppo:healthy_zz" data="0 1"/>')),
           'unknown key "healthy_zz"', "Did you mean modular_ppo:healthy_z?", "Known keys"),
     _case("mjcf_task_velocity_source_names_no_body",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><text name="modular_ppo:velocity_source" data="tail"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:velocity_source" data="tail"/>')),
           '"tail" names no body', '"root", "com"', "base, arm"),
     _case("mjcf_no_actuators", lambda p: p.train(p.xml(tiny_xml(actuators=""))),
           "no actuators", "Add <actuator> elements"),
     _case("mjcf_healthy_angle_without_root_hinge",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><numeric name="modular_ppo:healthy_angle" data="-1 1"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<numeric name="modular_ppo:healthy_angle" data="-1 1"/>')),
           'modular_ppo:healthy_angle', "root body has 0 hinge joints", "remove the numeric"),
     # partitions
     _case("partition_annotation_names_a_missing_body",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><text name="modular_ppo:partition" '
-                     'data="a=base; b=nosuchbody"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:partition" '
+                                     'data="a=base; b=nosuchbody"/>')),
           '<text name="modular_ppo:partition">', "module 'b'", "'nosuchbody'",
           "Bodies of the agent: arm, base"),
     _case("partition_annotation_lists_a_body_twice",
-          lambda p: p.train(p.xml(tiny_xml(
-              custom='<custom><text name="modular_ppo:partition" data="a=base; b=base"/></custom>'
-          ))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:partition" data="a=base; b=base"/>')),
           "body 'base' is listed in two modules, 'a' and 'b'", "remove it from one"),
     _case("partition_unknown_name", lambda p: p.train("hopper-modular", "--partition", "4x2"),
           "hopper-modular.xml", "no partition '4x2'", "Partitions it defines: 3x1",
@@ -262,25 +245,22 @@ CLI_CASES = [
           "--min-std 1e-320", "from 1e-08 to 100"),
     # presets and annotations, strict
     _case("ppo_preset_malformed",
-          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
-                                                  'data="gamma"/></custom>'))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:ppo_preset" data="gamma"/>')),
           '<text name="modular_ppo:ppo_preset" data="gamma">', '"gamma" is not "field=value"'),
     _case("ppo_preset_duplicate_key",
-          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
-                                                  'data="gamma=0.9; gamma=0.95"/></custom>'))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:ppo_preset" '
+                                     'data="gamma=0.9; gamma=0.95"/>')),
           "modular_ppo:ppo_preset", '"gamma" is set twice', "Keep one value"),
     _case("ppo_preset_none_where_not_allowed",
-          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
-                                                  'data="gamma=none"/></custom>'))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:ppo_preset" data="gamma=none"/>')),
           lambda p: str(p.tmp / "body.xml"), "gamma=none: needs a number", "Fix its value"),
     _case("ppo_preset_past_the_cap",
-          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
-                                                  'data="n_envs=4000000"/></custom>'))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:ppo_preset" '
+                                     'data="n_envs=4000000"/>')),
           lambda p: str(p.tmp / "body.xml"), "modular_ppo:ppo_preset",
           "--ppo.n-envs 4000000: out of range"),
     _case("ppo_preset_not_a_whole_number",
-          lambda p: p.train(p.xml(tiny_xml(custom='<custom><text name="modular_ppo:ppo_preset" '
-                                                  'data="n_envs=1e9"/></custom>'))),
+          lambda p: p.train(p.custom('<text name="modular_ppo:ppo_preset" data="n_envs=1e9"/>')),
           "n_envs=1e9: needs a whole number"),
     _case("variant_suffix_repeated",
           lambda p: ["bodies", "show", "walker2d-modular-without-foot_left-without-foot_left"],

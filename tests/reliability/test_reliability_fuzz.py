@@ -98,19 +98,6 @@ def _numeric_flags(tmp: Path, data) -> None:
         assert "--runs-root" not in text or "is a file" not in text, (given_values, text)
 
 
-@CI
-@given(data=st.data())
-def test_numeric_fields(tmp, data):
-    _numeric_flags(tmp, data)
-
-
-@pytest.mark.benchmark
-@MANY
-@given(data=st.data())
-def test_numeric_fields_many(tmp, data):
-    _numeric_flags(tmp, data)
-
-
 # The grammar of presets, partitions and variant names.
 
 PPO_FIELDS = ["gamma", "n_envs", "n_minibatches", "learning_rate", "weight_decay",
@@ -174,14 +161,20 @@ def _grammar(tmp: Path, data) -> None:
     assert _tree(tmp) == before
 
 
+PROPERTIES = {"numeric_fields": _numeric_flags,
+              "preset_partition_and_variant_grammar": _grammar}
+
+
+@pytest.mark.parametrize("check", PROPERTIES.values(), ids=PROPERTIES.keys())
 @CI
 @given(data=st.data())
-def test_preset_partition_and_variant_grammar(tmp, data):
-    _grammar(tmp, data)
+def test_property(tmp, check, data):
+    check(tmp, data)
 
 
 @pytest.mark.benchmark
+@pytest.mark.parametrize("check", PROPERTIES.values(), ids=PROPERTIES.keys())
 @MANY
 @given(data=st.data())
-def test_preset_partition_and_variant_grammar_many(tmp, data):
-    _grammar(tmp, data)
+def test_property_many(tmp, check, data):
+    check(tmp, data)
