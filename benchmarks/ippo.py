@@ -33,13 +33,14 @@ import optax
 
 @dataclasses.dataclass(frozen=True)
 class IPPOConfig:
-    """ippo_ff_mabrax.yaml's settings; total_steps counts env steps (each moves every agent)."""
+    """ippo_ff_mabrax.yaml's settings, in its order (LR, NUM_ENVS, NUM_STEPS, TOTAL_TIMESTEPS,
+    ...); total_steps counts env steps (each moves every agent). Then this harness's own:
+    the hidden width (JaxMARL's MABrax actor-critic: 64) and the MAPPO critic switch."""
 
-    total_steps: int = 10_000_000
+    lr: float = 1e-3
     n_envs: int = 64
     n_steps: int = 300
-    lr: float = 1e-3
-    anneal_lr: bool = True
+    total_steps: int = 10_000_000
     update_epochs: int = 4
     n_minibatches: int = 4
     gamma: float = 0.99
@@ -48,6 +49,7 @@ class IPPOConfig:
     ent_coef: float = 2e-6
     vf_coef: float = 4.5
     max_grad_norm: float = 0.5
+    anneal_lr: bool = True
     hidden: int = 64
     centralized_critic: bool = False
 
