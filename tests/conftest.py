@@ -7,8 +7,9 @@
   then run briefly, and this cuts its CPU time by about 30% (tests/networks: 234 -> 163
   CPU-s) without changing what any test checks. It stays on for runs of `-m benchmark` or
   `-m accelerator` tests, which must run as users' programs run (`ci_suite_only`).
-- The programs a test module compiled are released when it ends (see
-  `release_compiled_programs`).
+- The programs the test modules compiled are released once the process holds much of
+  what Linux allows it or of memory (see `release_compiled_programs`); until then a later
+  module reuses them (the session fixtures' envs and training steps, mostly).
 - The user's cache folder is a temporary one for the session (`user_cache_in_tmp`): CLI
   commands keep compiled programs there by default, not in ~/.cache.
 - `cli_train` runs `cli.py train` into a fresh runs root (the CLI tests' run dirs).
@@ -71,19 +72,45 @@ def user_cache_in_tmp(tmp_path_factory):
         yield
 
 
+RESIDENT_LIMIT = 3 * 2**30
+"""Bytes of resident memory past which a test process drops its compiled programs, or a
+quarter of the machine's memory where that is less (two test processes on CI)."""
+
+
+def release_due() -> bool:
+    """Whether this process should drop its compiled programs now: it holds half of the
+    memory mappings Linux allows a process, or more resident memory than `RESIDENT_LIMIT`;
+    True where /proc cannot say (not Linux)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            mappings = sum(1 for _ in maps)
+        with open("/proc/sys/vm/max_map_count") as limit:
+            max_mappings = int(limit.read())
+        with open("/proc/self/statm") as statm:
+            resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return True
+    return mappings > max_mappings // 2 or resident > min(RESIDENT_LIMIT, memory // 4)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def release_compiled_programs():
-    """Drop JAX's caches of compiled programs after each test module.
+    """Drop JAX's caches of compiled programs after a test module once the process holds
+    much (`release_due`); below that a later module that calls the same function (a session
+    fixture's env or training step) does not compile it again (tests/env in one process:
+    168 -> 150 CPU-s).
 
     XLA:CPU maps three memory regions for every piece of machine code it compiles and keeps
     them while the program is cached. The whole suite in one process compiles enough to pass
     Linux's default limit of 65,530 mappings per process (vm.max_map_count), and XLA then
-    aborts inside a compile. Session fixtures keep what they hold; a later module that calls
-    a released function compiles it again.
+    aborts inside a compile; one module adds a few thousand (1,300-6,000 in tests/networks).
+    Programs held across modules also hold memory: tests/env grows from 1.2 to 2.4 GB.
     """
     yield
-    jax.clear_caches()
-    gc.collect()
+    if release_due():
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture(scope="session")

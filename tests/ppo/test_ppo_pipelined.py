@@ -10,8 +10,9 @@ import pytest
 from flax import nnx
 from pipelined_reference import assert_close, assert_training_matches, halves_rollout
 from ppo_test_network import PerModuleMLP
+from tiny_body import tiny_xml
 
-from modular_ppo.body import load_body
+from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.ppo import BodyGroupError, PPOConfig, new_training_state
 from modular_ppo.ppo.pipelined_rollout import collect_pipelined
@@ -58,7 +59,8 @@ def test_pipelined_training_matches_the_jitted_cpu_backend(cpu_env):
 
 
 def test_an_env_off_the_cpu_backend_is_refused():
-    env = make_env(load_body(BODY), EnvConfig(episode_length=7), "mjx")
+    """On the tiny body: the refusal is the backend's, not the body's."""
+    env = make_env(BodyGraph.from_mjcf(tiny_xml()), EnvConfig(episode_length=7), "mjx")
     config = PPOConfig(n_envs=8, rollout_length=5, n_minibatches=2)
     groups, _ = new_training_state([(env, network(env))], config, seed=0)
     with pytest.raises(BodyGroupError, match="cpu-pipelined.*make_env"):
