@@ -1,9 +1,9 @@
 """`mabrax_env` is MABrax to the letter on MJX: for each of MABrax's five tasks, the agents,
 observation and action spaces of JaxMARL's MABrax env (constructed, not stepped: it needs
 Brax, `[bench]`; without Brax the shapes its mappings.py implies); in rollouts of three of
-them (`ROLLED_OUT`), every agent rewarded with the team reward, dones for every agent at
-the episode's end; and JaxMARL-style IPPO
-and MAPPO (benchmarks/ippo.py) update on it unchanged with finite losses."""
+them (`ROLLED_OUT`, one on MJX), every agent rewarded with the team reward, dones for
+every agent at the episode's end; and JaxMARL-style IPPO and MAPPO (benchmarks/ippo.py)
+update on it unchanged with finite losses."""
 
 from __future__ import annotations
 
@@ -58,17 +58,18 @@ def test_unknown_task_names_the_five():
         mabrax_env("ant_2x4")
 
 
-ROLLED_OUT = ["halfcheetah_6x1", "hopper_3x1", "humanoid_9|8"]
+ROLLED_OUT = [("halfcheetah_6x1", "cpu"), ("hopper_3x1", "cpu"), ("humanoid_9|8", "mjx")]
 """One task per form of Brax's observation (`brax_observation`): qpos[1:] and qvel; the
 torso's height and clipped qvel (walker2d's too); qpos[2:], qvel and the inertial blocks
-(the ant's without them). The rewards and dones are the same code for every task, and
-each task's observation map is checked in test_interop_mabrax.py; an MJX rollout
-compiles for 20-50 s a task."""
+(the ant's without them). The rewards and dones are the same code for every task and
+either simulator, so one rolls out on MJX (its rollout compiles for 20-50 s a task) and
+the others on the C simulator; each task's observation map is checked on MJX's data in
+test_interop_mabrax.py."""
 
 
-@pytest.mark.parametrize("task", ROLLED_OUT)
-def test_every_agent_gets_the_team_reward_and_the_same_done(task):
-    env = mabrax_env(task, episode_length=EPISODE)
+@pytest.mark.parametrize(("task", "backend"), ROLLED_OUT)
+def test_every_agent_gets_the_team_reward_and_the_same_done(task, backend):
+    env = mabrax_env(task, episode_length=EPISODE, backend=backend)
 
     def rollout(key):
         obs, state = env.reset(key)
@@ -105,7 +106,7 @@ def test_jaxmarl_style_ippo_and_mappo_update_on_mabrax_env(centralized_critic):
     ippo = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = ippo  # dataclasses look their module up there
     spec.loader.exec_module(ippo)
-    env = mabrax_env("hopper_3x1", episode_length=EPISODE)
+    env = mabrax_env("hopper_3x1", episode_length=EPISODE, backend="cpu")  # MJX: the rollouts
     config = ippo.IPPOConfig(total_steps=2 * 4 * 4, n_envs=4, n_steps=4, n_minibatches=2,
                              update_epochs=1, centralized_critic=centralized_critic)
     params, curve = ippo.train_ippo(env, config, jax.random.PRNGKey(0))
