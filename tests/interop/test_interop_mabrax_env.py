@@ -62,8 +62,9 @@ ROLLED_OUT = [("halfcheetah_6x1", "cpu"), ("hopper_3x1", "cpu"), ("humanoid_9|8"
 """One task per form of Brax's observation (`brax_observation`): qpos[1:] and qvel; the
 torso's height and clipped qvel (walker2d's too); qpos[2:], qvel and the inertial blocks
 (the ant's without them). The rewards and dones are the same code for every task and
-either simulator, so one rolls out on MJX (its rollout compiles for 20-50 s a task) and
-the others on the C simulator; each task's observation map is checked on MJX's data in
+either simulator, so humanoid's rolls out on MJX (the only one it has: its observation
+reads the inertial frames, which only MJX's states carry) and the others' on the C
+simulator; each task's observation map is checked on MJX's data in
 test_interop_mabrax.py."""
 
 
