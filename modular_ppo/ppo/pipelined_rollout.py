@@ -24,7 +24,7 @@ The fresh starts of auto-reset are made on the host for every environment at eve
 (`CpuPhysics.step_on_host`): which environments are done is known only on the device,
 after the step, and asking the host a second time would make each half wait for the
 other engine once more per step. On one TPU v5e machine's host (13 cores) the starts of
-2,048 ant envs took 2.3 ms beside 10.7 ms for their control step
+2,048 ant envs took 2.3 ms beside 10.5 ms for their control step
 (`benchmarks/pipelined_profile.py`).
 """
 
