@@ -9,11 +9,11 @@ different sizes are homogenized as JaxMARL's "max" option does: observations zer
 to the largest and prefixed with the agent's one-hot index, actions cut from the largest.
 Actions are clipped to [-1, 1] before the env.
 
-MAPPO (`centralized_critic=True`, after JaxMARL's MAPPO baselines and Yu et al. 2022): the
+MAPPO (`CENTRALIZED_CRITIC=True`, after JaxMARL's MAPPO baselines and Yu et al. 2022): the
 same actor, and a critic that reads the agent-specific global state: every agent's
 homogenized observation concatenated, followed by the agent's one-hot index.
 
-    state, curve = train_ippo(env, IPPOConfig(total_steps=...), jax.random.PRNGKey(0))
+    state, curve = train_ippo(env, ippo_config(TOTAL_TIMESTEPS=...), jax.random.PRNGKey(0))
 
 `curve` rows: env steps so far, the mean team return of the episodes that ended in that
 update (NaN when none did), and the update's mean PPO loss over its minibatches.
@@ -21,7 +21,6 @@ update (NaN when none did), and the update's mean PPO loss over its minibatches.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -31,31 +30,35 @@ import numpy as np
 import optax
 
 
-@dataclasses.dataclass(frozen=True)
-class IPPOConfig:
-    """ippo_ff_mabrax.yaml's settings, in its order (LR, NUM_ENVS, NUM_STEPS, TOTAL_TIMESTEPS,
-    ...); total_steps counts env steps (each moves every agent). Then this harness's own:
-    the hidden width (JaxMARL's MABrax actor-critic: 64) and the MAPPO critic switch."""
+IPPO_FF_MABRAX = {
+    "LR": 1e-3, "NUM_ENVS": 64, "NUM_STEPS": 300, "TOTAL_TIMESTEPS": 10_000_000,
+    "UPDATE_EPOCHS": 4, "NUM_MINIBATCHES": 4, "GAMMA": 0.99, "GAE_LAMBDA": 0.95,
+    "CLIP_EPS": 0.2, "ENT_COEF": 2e-6, "VF_COEF": 4.5, "MAX_GRAD_NORM": 0.5, "ANNEAL_LR": True,
+}
+"""JaxMARL's baselines/IPPO/config/ippo_ff_mabrax.yaml, the settings its IPPO trains MABrax
+with, under its own keys (SEED, ENV_NAME, the device and W&B keys are the caller's);
+TOTAL_TIMESTEPS counts env steps, each of which moves every agent."""
 
-    lr: float = 1e-3
-    n_envs: int = 64
-    n_steps: int = 300
-    total_steps: int = 10_000_000
-    update_epochs: int = 4
-    n_minibatches: int = 4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_eps: float = 0.2
-    ent_coef: float = 2e-6
-    vf_coef: float = 4.5
-    max_grad_norm: float = 0.5
-    anneal_lr: bool = True
-    hidden: int = 64
-    centralized_critic: bool = False
+HARNESS = {"HIDDEN": 64, "CENTRALIZED_CRITIC": False}
+"""This harness's own settings: the MLPs' width (JaxMARL's MABrax actor-critic: 64) and the
+MAPPO critic (`CENTRALIZED_CRITIC`, module docstring)."""
 
-    @property
-    def n_updates(self) -> int:
-        return max(1, self.total_steps // (self.n_envs * self.n_steps))
+
+def ippo_config(**overrides: object) -> dict:
+    """`IPPO_FF_MABRAX` and `HARNESS` with `overrides` (their keys): the config dict
+    `train_ippo` reads, as JaxMARL's `make_train(config)` does. ValueError naming the keys
+    for any other key."""
+    config = {**IPPO_FF_MABRAX, **HARNESS}
+    unknown = sorted(set(overrides) - set(config))
+    if unknown:
+        raise ValueError(f"ippo_config: no setting {', '.join(unknown)}; the settings are "
+                         f"{', '.join(config)}.")
+    return {**config, **overrides}
+
+
+def n_updates(config: dict) -> int:
+    """PPO updates of a run: TOTAL_TIMESTEPS over NUM_ENVS x NUM_STEPS, at least one."""
+    return max(1, int(config["TOTAL_TIMESTEPS"]) // (config["NUM_ENVS"] * config["NUM_STEPS"]))
 
 
 def _dense(key, n_in, n_out, scale):
@@ -135,16 +138,16 @@ class Homogenizer:
                 for i, (a, n) in enumerate(zip(self.agents, self.action_sizes))}
 
 
-def _optimizer(config: IPPOConfig) -> optax.GradientTransformation:
+def _optimizer(config: dict) -> optax.GradientTransformation:
     """Adam (eps 1e-5) after global-norm clipping, its rate annealed linearly to 0 over every
-    minibatch step when `config.anneal_lr`."""
-    schedule = (optax.linear_schedule(config.lr, 0.0, config.n_updates * config.update_epochs
-                                      * config.n_minibatches) if config.anneal_lr else config.lr)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+    minibatch step when `config["ANNEAL_LR"]`."""
+    schedule = (optax.linear_schedule(config["LR"], 0.0, n_updates(config) * config["UPDATE_EPOCHS"]
+                                      * config["NUM_MINIBATCHES"]) if config["ANNEAL_LR"] else config["LR"])
+    return optax.chain(optax.clip_by_global_norm(config["MAX_GRAD_NORM"]),
                        optax.adam(schedule, eps=1e-5))
 
 
-def _env_step(env, shape: Homogenizer, config: IPPOConfig, carry, key):
+def _env_step(env, shape: Homogenizer, config: dict, carry, key):
     """One step of every env under the sampled policy: the new carry (params, obs, env state,
     running team return) and the step's transition, `finished` holding the return of each
     episode that ended here (NaN elsewhere)."""
@@ -152,12 +155,12 @@ def _env_step(env, shape: Homogenizer, config: IPPOConfig, carry, key):
     n_agents = len(shape.agents)
     action_key, step_key = jax.random.split(key)
     x = shape.obs(obs)
-    critic_x = shape.critic_obs(x, config.centralized_critic)
+    critic_x = shape.critic_obs(x, config["CENTRALIZED_CRITIC"])
     mean, log_std, value = policy(params, x, critic_x)
     action = mean + jnp.exp(log_std) * jax.random.normal(action_key, mean.shape)
     log_prob = _log_prob(mean, log_std, action)
     obs, env_state, rewards, dones, _ = jax.vmap(env.step)(
-        jax.random.split(step_key, config.n_envs), env_state, shape.actions(action))
+        jax.random.split(step_key, config["NUM_ENVS"]), env_state, shape.actions(action))
     team, done = rewards["__all__"], dones["__all__"]
     running = running + team
     finished = jnp.where(done, running, jnp.nan)
@@ -169,13 +172,13 @@ def _env_step(env, shape: Homogenizer, config: IPPOConfig, carry, key):
     return (params, obs, env_state, running), step
 
 
-def _gae(config: IPPOConfig, batch: dict, last_value: jax.Array) -> tuple[jax.Array, jax.Array]:
+def _gae(config: dict, batch: dict, last_value: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(advantages, value targets) of a [n_steps, ...] batch by generalized advantage
     estimation, bootstrapped from `last_value` and cut at dones."""
     def backward(carry, step):
         advantage, next_value = carry
-        delta = step["reward"] + config.gamma * next_value * (1 - step["done"]) - step["value"]
-        advantage = delta + config.gamma * config.gae_lambda * (1 - step["done"]) * advantage
+        delta = step["reward"] + config["GAMMA"] * next_value * (1 - step["done"]) - step["value"]
+        advantage = delta + config["GAMMA"] * config["GAE_LAMBDA"] * (1 - step["done"]) * advantage
         return (advantage, step["value"]), advantage
 
     _, advantages = jax.lax.scan(backward, (jnp.zeros_like(last_value), last_value),
@@ -183,7 +186,7 @@ def _gae(config: IPPOConfig, batch: dict, last_value: jax.Array) -> tuple[jax.Ar
     return advantages, advantages + batch["value"]
 
 
-def _loss(config: IPPOConfig, params: dict, minibatch: dict) -> jax.Array:
+def _loss(config: dict, params: dict, minibatch: dict) -> jax.Array:
     """The clipped PPO loss of a minibatch: actor (advantages normalized within the minibatch)
     + vf_coef * clipped value loss - ent_coef * the Gaussian's entropy."""
     mean, log_std, value = policy(params, minibatch["obs"], minibatch["critic_obs"])
@@ -191,17 +194,17 @@ def _loss(config: IPPOConfig, params: dict, minibatch: dict) -> jax.Array:
     ratio = jnp.exp(log_prob - minibatch["log_prob"])
     adv = minibatch["advantage"]
     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-    actor = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps,
-                                               1 + config.clip_eps) * adv).mean()
-    clipped = minibatch["value"] + jnp.clip(value - minibatch["value"], -config.clip_eps,
-                                            config.clip_eps)
+    actor = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config["CLIP_EPS"],
+                                               1 + config["CLIP_EPS"]) * adv).mean()
+    clipped = minibatch["value"] + jnp.clip(value - minibatch["value"], -config["CLIP_EPS"],
+                                            config["CLIP_EPS"])
     critic = 0.5 * jnp.maximum((value - minibatch["target"]) ** 2,
                                (clipped - minibatch["target"]) ** 2).mean()
     entropy = jnp.sum(log_std + 0.5 * jnp.log(2 * jnp.pi * jnp.e))
-    return actor + config.vf_coef * critic - config.ent_coef * entropy
+    return actor + config["VF_COEF"] * critic - config["ENT_COEF"] * entropy
 
 
-def _epochs(config: IPPOConfig, optimizer, params: dict, opt_state, flat: dict,
+def _epochs(config: dict, optimizer, params: dict, opt_state, flat: dict,
             key: jax.Array):
     """`update_epochs` passes over the flattened batch, each in `n_minibatches` shuffled
     minibatches with one optimizer step each: ((params, opt_state), losses [epochs, minibatches])."""
@@ -209,7 +212,7 @@ def _epochs(config: IPPOConfig, optimizer, params: dict, opt_state, flat: dict,
 
     def epoch(carry, key):
         params, opt_state = carry
-        order = jax.random.permutation(key, size).reshape(config.n_minibatches, -1)
+        order = jax.random.permutation(key, size).reshape(config["NUM_MINIBATCHES"], -1)
 
         def minibatch(carry, idx):
             params, opt_state = carry
@@ -221,19 +224,19 @@ def _epochs(config: IPPOConfig, optimizer, params: dict, opt_state, flat: dict,
         return jax.lax.scan(minibatch, (params, opt_state), order)
 
     return jax.lax.scan(epoch, (params, opt_state),
-                        jax.random.split(key, config.update_epochs))
+                        jax.random.split(key, config["UPDATE_EPOCHS"]))
 
 
-def _update(env, shape: Homogenizer, config: IPPOConfig, optimizer, carry, key):
+def _update(env, shape: Homogenizer, config: dict, optimizer, carry, key):
     """One PPO update: an `n_steps` rollout of every env, GAE, then the epochs of minibatch
     steps. Returns the new carry and (mean return of the episodes that ended, mean loss)."""
     params, opt_state, obs, env_state, running = carry
     rollout_key, shuffle_key = jax.random.split(key)
     (params, obs, env_state, running), batch = jax.lax.scan(
         functools.partial(_env_step, env, shape, config), (params, obs, env_state, running),
-        jax.random.split(rollout_key, config.n_steps))
+        jax.random.split(rollout_key, config["NUM_STEPS"]))
     last_x = shape.obs(obs)
-    last_critic_x = shape.critic_obs(last_x, config.centralized_critic)
+    last_critic_x = shape.critic_obs(last_x, config["CENTRALIZED_CRITIC"])
     _, _, last_value = policy(params, last_x, last_critic_x)
     finished = batch.pop("finished")
     batch["advantage"], batch["target"] = _gae(config, batch, last_value)
@@ -244,22 +247,22 @@ def _update(env, shape: Homogenizer, config: IPPOConfig, optimizer, carry, key):
                                                           losses.mean())
 
 
-def train_ippo(env, config: IPPOConfig, key: jax.Array) -> tuple[dict, list[dict[str, float]]]:
+def train_ippo(env, config: dict, key: jax.Array) -> tuple[dict, list[dict[str, float]]]:
     """Train IPPO (or MAPPO) on `env`; returns the parameters and the learning curve."""
     shape = Homogenizer(env)
     optimizer = _optimizer(config)
     key, init_key, reset_key = jax.random.split(key, 3)
-    params = init_params(init_key, shape.obs_size, shape.critic_size(config.centralized_critic),
-                         shape.action_size, config.hidden)
+    params = init_params(init_key, shape.obs_size, shape.critic_size(config["CENTRALIZED_CRITIC"]),
+                         shape.action_size, config["HIDDEN"])
     opt_state = optimizer.init(params)
-    obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, config.n_envs))
-    running = jnp.zeros(config.n_envs)
+    obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, config["NUM_ENVS"]))
+    running = jnp.zeros(config["NUM_ENVS"])
     step_fn = jax.jit(lambda carry, key: _update(env, shape, config, optimizer, carry, key))
     carry = (params, opt_state, obs, env_state, running)
     curve = []
-    for i, update_key in enumerate(jax.random.split(key, config.n_updates)):
+    for i, update_key in enumerate(jax.random.split(key, n_updates(config))):
         carry, (mean_return, mean_loss) = step_fn(carry, update_key)
-        curve.append({"steps": (i + 1) * config.n_envs * config.n_steps,
+        curve.append({"steps": (i + 1) * config["NUM_ENVS"] * config["NUM_STEPS"],
                       "team_return": float(mean_return), "loss": float(mean_loss)})
     return carry[0], curve
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import jax
 import numpy as np
-from ippo import IPPOConfig, train_ippo  # benchmarks/ippo.py, beside this script
+from ippo import IPPO_FF_MABRAX, ippo_config, train_ippo  # benchmarks/ippo.py, beside this script
 from report import cpu_model  # benchmarks/report.py, beside this script
 from rich.console import Console
 
@@ -66,10 +66,10 @@ def ours(steps: int, marks: list[int], seed: int, root: Path) -> dict:
     return {"returns": at, "wall_s": time.perf_counter() - start}
 
 
-def ippo(steps: int, marks: list[int], seed: int, config: IPPOConfig) -> dict:
+def ippo(steps: int, marks: list[int], seed: int, config: dict) -> dict:
     env = JaxMARLEnv("ant_4x2", config=EnvConfig(episode_length=1000))
     start = time.perf_counter()
-    _, curve = train_ippo(env, dataclasses.replace(config, total_steps=steps),
+    _, curve = train_ippo(env, {**config, "TOTAL_TIMESTEPS": steps},
                           jax.random.PRNGKey(seed))
     at = {}
     for mark in marks:
@@ -93,8 +93,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                         help="run these; rows in --out for the same steps and seed are kept")
-    parser.add_argument("--ippo-envs", type=int, default=IPPOConfig.n_envs)
-    parser.add_argument("--ippo-rollout", type=int, default=IPPOConfig.n_steps)
+    parser.add_argument("--ippo-envs", type=int, default=IPPO_FF_MABRAX["NUM_ENVS"])
+    parser.add_argument("--ippo-rollout", type=int, default=IPPO_FF_MABRAX["NUM_STEPS"])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax_ant.json")
     parser.add_argument("--report", action="store_true",
                         help="print the table of the rows in --out instead of running")
@@ -102,7 +102,7 @@ def main() -> None:
     if args.report:
         print(table(json.loads(args.out.read_text())))
         return
-    ippo_config = IPPOConfig(n_envs=args.ippo_envs, n_steps=args.ippo_rollout)
+    ippo_settings = ippo_config(NUM_ENVS=args.ippo_envs, NUM_STEPS=args.ippo_rollout)
     previous = json.loads(args.out.read_text()) if args.out.exists() else {}
     same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed
     results = previous.get("results", {}) if same_run else {}
@@ -112,10 +112,10 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as root:
                 result = ours(args.steps, args.marks, args.seed, Path(root))
         else:
-            config = dataclasses.replace(ippo_config, total_steps=args.steps,
-                                         centralized_critic=method == "mappo")
+            config = {**ippo_settings, "TOTAL_TIMESTEPS": args.steps,
+                      "CENTRALIZED_CRITIC": method == "mappo"}
             result = ippo(args.steps, args.marks, args.seed, config)
-            settings = {"config": dataclasses.asdict(config)}
+            settings = {"config": config}
         results[METHODS[method]] = {
             **settings,
             "returns": {str(m): v for m, v in result["returns"].items()},

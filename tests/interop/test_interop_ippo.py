@@ -28,7 +28,7 @@ IPPO_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "ippo.py"
 def _ippo():
     spec = importlib.util.spec_from_file_location("ippo", IPPO_FILE)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
+    sys.modules[spec.name] = module  # as an import registers it
     spec.loader.exec_module(module)
     return module
 
@@ -55,13 +55,13 @@ def test_mappo_critic_reads_every_agents_observation_and_its_own_index():
 def test_ippo_and_mappo_through_the_adapter_learn_on_the_tiny_body(centralized_critic):
     ippo = _ippo()
     env = JaxMARLEnv(BodyGraph.from_mjcf(tiny_xml()), config=EnvConfig(episode_length=100))
-    config = ippo.IPPOConfig(total_steps=160_000, n_envs=32, n_steps=100,
-                             centralized_critic=centralized_critic)
+    config = ippo.ippo_config(TOTAL_TIMESTEPS=160_000, NUM_ENVS=32, NUM_STEPS=100,
+                              CENTRALIZED_CRITIC=centralized_critic)
     key, init_key, eval_key = jax.random.split(jax.random.PRNGKey(0), 3)
     shape = ippo.Homogenizer(env)
     untrained = ippo.init_params(init_key, shape.obs_size,
                                  shape.critic_size(centralized_critic), shape.action_size,
-                                 config.hidden)
+                                 config["HIDDEN"])
     before = ippo.evaluate(env, untrained, eval_key, n_envs=16, n_steps=100)
     params, curve = ippo.train_ippo(env, config, key)
     after = ippo.evaluate(env, params, eval_key, n_envs=16, n_steps=100)

@@ -105,11 +105,12 @@ def test_every_agent_gets_the_team_reward_and_the_same_done(task, backend):
 def test_jaxmarl_style_ippo_and_mappo_update_on_mabrax_env(centralized_critic):
     spec = importlib.util.spec_from_file_location("ippo", IPPO_FILE)
     ippo = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = ippo  # dataclasses look their module up there
+    sys.modules[spec.name] = ippo  # as an import registers it
     spec.loader.exec_module(ippo)
     env = mabrax_env("hopper_3x1", episode_length=EPISODE, backend="cpu")  # MJX: the rollouts
-    config = ippo.IPPOConfig(total_steps=2 * 4 * 4, n_envs=4, n_steps=4, n_minibatches=2,
-                             update_epochs=1, centralized_critic=centralized_critic)
+    config = ippo.ippo_config(TOTAL_TIMESTEPS=2 * 4 * 4, NUM_ENVS=4, NUM_STEPS=4,
+                              NUM_MINIBATCHES=2, UPDATE_EPOCHS=1,
+                              CENTRALIZED_CRITIC=centralized_critic)
     params, curve = ippo.train_ippo(env, config, jax.random.PRNGKey(0))
     assert [row["steps"] for row in curve] == [16, 32]
     assert all(np.isfinite(row["loss"]) and np.isfinite(row["team_return"]) for row in curve)
