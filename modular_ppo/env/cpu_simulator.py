@@ -118,6 +118,8 @@ class ThreadedSimulator:
                        for name in STATE_FIELDS + DERIVED_FIELDS}
         """Field -> shape per environment (xmat as mjx.Data holds it: nbody x 3 x 3)."""
         self.shapes["xmat"] = (model.nbody, 3, 3)
+        self.widths = {name: math.prod(shape) for name, shape in self.shapes.items()}
+        """Field -> floats per environment: its columns in `write_columns`' rows."""
         free, ball = int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL)
         self._quaternions = [
             (int(model.jnt_qposadr[j]) + (3 if model.jnt_type[j] == free else 0), 4)
@@ -182,7 +184,7 @@ class ThreadedSimulator:
         columns of `into` [N, width], each field flattened, in that order; `into`."""
         column = 0
         for name in STATE_FIELDS + DERIVED_FIELDS:
-            width = math.prod(self.shapes[name])
+            width = self.widths[name]
             into[:, column:column + width] = fields[name].reshape(len(into), width)
             column += width
         return into
@@ -327,12 +329,11 @@ class CpuPhysics:
         the fresh start at its start pose (the start `restart_where` would make where the
         step ends an episode, made for all because which end is decided after the step;
         `restart_from` selects them), in one float32 array; `host_result` reads a row."""
-        shapes = self.simulator.shapes
-        columns = np.cumsum([0] + [math.prod(shapes[name]) for name in STATE_FIELDS[:-1]]
-                            + [math.prod(shapes["ctrl"]), math.prod(shapes["qpos"])])
-        n, parts = len(request), np.split(request, columns[1:], axis=1)
+        shapes, widths = self.simulator.shapes, self.simulator.widths
+        ends = np.cumsum([widths[name] for name in (*STATE_FIELDS, "qpos")])
+        n, parts = len(request), np.split(request, ends, axis=1)
         state = [part.reshape(n, *shapes[name]) for name, part in zip(STATE_FIELDS, parts)]
-        width = sum(math.prod(shapes[name]) for name in STATE_FIELDS + DERIVED_FIELDS)
+        width = sum(widths[name] for name in STATE_FIELDS + DERIVED_FIELDS)
         out = np.empty((n, 2 * width), np.float32)
         self.simulator.step(*state, into=out[:, :width])
         self.simulator.start(parts[-2], parts[-1], into=out[:, width:])
@@ -340,9 +341,8 @@ class CpuPhysics:
 
     def host_result(self, row: Float[Array, "out"]) -> tuple[CpuData, CpuData]:
         """One environment's row of `step_on_host`: (state after the step, fresh start)."""
-        shapes = self.simulator.shapes
-        names = STATE_FIELDS + DERIVED_FIELDS
-        sizes = [math.prod(shapes[name]) for name in names]
+        shapes, names = self.simulator.shapes, STATE_FIELDS + DERIVED_FIELDS
+        sizes = [self.simulator.widths[name] for name in names]
         pieces = jnp.split(row, np.cumsum(sizes + sizes)[:-1])
         return tuple(CpuData(**{name: piece.reshape(shapes[name]) for name, piece in
                                 zip(names, pieces[half * len(names):])})
