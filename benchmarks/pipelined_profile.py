@@ -72,7 +72,7 @@ def setup(n_envs: int, threads: int):
 def parts_alone(env, graphdef, network_state, env_state, recurrent, repeats: int) -> dict:
     """The parts of one half-step, each timed alone on one half's arrays."""
     size = env_state.done.shape[0] // 2
-    env_half, recurrent_half = pipelined._split(env_state, size)[0], pipelined._split(recurrent, size)[0]
+    env_half, recurrent_half = pipelined._split(size, (env_state, recurrent))[0]
     steps = pipelined.device_steps(env, graphdef, jax.tree.structure(network_state))
     half = jax.block_until_ready(steps.act(jax.tree.leaves(network_state), env_half,
                                            recurrent_half))

@@ -333,11 +333,16 @@ class CpuPhysics:
         ends = np.cumsum([widths[name] for name in (*STATE_FIELDS, "qpos")])
         n, parts = len(request), np.split(request, ends, axis=1)
         state = [part.reshape(n, *shapes[name]) for name, part in zip(STATE_FIELDS, parts)]
-        width = sum(widths[name] for name in STATE_FIELDS + DERIVED_FIELDS)
-        out = np.empty((n, 2 * width), np.float32)
-        self.simulator.step(*state, into=out[:, :width])
-        self.simulator.start(parts[-2], parts[-1], into=out[:, width:])
+        out = np.empty((n, self.result_width), np.float32)
+        half = self.result_width // 2
+        self.simulator.step(*state, into=out[:, :half])
+        self.simulator.start(parts[-2], parts[-1], into=out[:, half:])
         return out
+
+    @property
+    def result_width(self) -> int:
+        """Floats per environment in `step_on_host`'s result."""
+        return 2 * sum(self.simulator.widths[name] for name in STATE_FIELDS + DERIVED_FIELDS)
 
     def host_result(self, row: Float[Array, "out"]) -> tuple[CpuData, CpuData]:
         """One environment's row of `step_on_host`: (state after the step, fresh start)."""

@@ -44,6 +44,7 @@ from flax import nnx, struct
 from modular_ppo.env.cpu_simulator import CpuPhysics, restart_from
 from modular_ppo.env.types import ModularEnvProtocol, State, StepRequest
 from modular_ppo.networks.contract import NetState, StepOutput
+from modular_ppo.ppo.ahead import CompileAhead
 from modular_ppo.ppo.errors import BodyGroupError
 from modular_ppo.ppo.rollout import (
     Rollout,
@@ -155,8 +156,8 @@ def _physics(physics: CpuPhysics, half: Half) -> np.ndarray:
     return physics.step_on_host(np.asarray(half.host_request))
 
 
-@functools.partial(jax.jit, static_argnums=1)
-def _split(tree: Any, size: int) -> tuple[Any, Any]:
+@functools.partial(jax.jit, static_argnums=0)
+def _split(size: int, tree: Any) -> tuple[Any, Any]:
     return jax.tree.map(lambda x: x[:size], tree), jax.tree.map(lambda x: x[size:], tree)
 
 
@@ -170,24 +171,88 @@ def _joined(halves: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rol
     return both(env_a, env_b), both(recurrent_a, recurrent_b), joined_rollouts(*rollouts)
 
 
-def collect_pipelined(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
-    env_state: State, recurrent: NetState, length: int,
-) -> tuple[nnx.State, State, NetState, Rollout]:
-    """`collect_rollout` of a CPU-backend env (at least 2 environments) with the host's
-    physics and the device's work overlapped (module docstring): the network state after
-    the rollout (half A's: its RNG counters advanced), env and recurrent states, and the
-    rollout of all environments (half A's first, then B's; A: the first N // 2)."""
-    physics = cpu_physics(env)
+@dataclasses.dataclass(frozen=True)
+class RolloutPrograms:
+    """The device programs of `collect_pipelined` for one body: jitted
+    (`jitted_programs`), or compiled ahead for one set of shapes (`compile_rollout`)."""
+
+    split: Callable[..., tuple]
+    """(env state, recurrent) -> ((half A's env state, recurrent), half B's)."""
+    halves: tuple[DeviceSteps, DeviceSteps]
+    joined: Callable[..., tuple]
+    """`_joined` without its static arguments."""
+
+
+def _half_size(env_state: State) -> int:
     size = env_state.done.shape[0] // 2
     if size < 1:
         raise BodyGroupError("the pipelined rollout splits the environments in two halves: "
                              "give at least 2 environments (--ppo.n-envs).")
+    return size
+
+
+def jitted_programs(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State, env_state: State
+) -> RolloutPrograms:
+    """`RolloutPrograms` jitted, compiled at their first call for the shapes they meet."""
+    size = _half_size(env_state)
+    steps = device_steps(env, graphdef, jax.tree.structure(network_state))
+    return RolloutPrograms(functools.partial(_split, size), (steps, steps), _joined)
+
+
+def compile_rollout(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
+    env_state: State, recurrent: NetState, length: int, ahead: CompileAhead,
+) -> tuple[Callable[[], RolloutPrograms], tuple]:
+    """The programs of `collect_pipelined` for these shapes, submitted to `ahead`: a
+    function returning them compiled (waiting for their compiles), and the shapes of
+    `collect_pipelined`'s results."""
+    physics, size = cpu_physics(env), _half_size(env_state)
     network_tree = jax.tree.structure(network_state)
     steps = device_steps(env, graphdef, network_tree)
-    envs, recurrents = _split(env_state, size), _split(recurrent, size)
-    halves = [steps.act(jax.tree.leaves(stream), e, r) for stream, e, r in
-              zip((network_state, other_stream(network_state)), envs, recurrents)]
+    leaves = jax.tree.leaves(network_state)
+    split, halves = ahead.submit(_split, size, (env_state, recurrent), n_static=1)
+    programs, finals, records, values = [], [], [], []
+    for half_env, half_recurrent in halves:
+        act, half = ahead.submit(steps.act, leaves, half_env, half_recurrent)
+        result = jax.ShapeDtypeStruct((half_env.done.shape[0], physics.result_width),
+                                      jnp.float32)
+        advance, (_, record) = ahead.submit(steps.advance, half, result)
+        advance_last, (final, _, value) = ahead.submit(steps.advance_last, half, result)
+        programs.append((act, advance, advance_last))
+        finals.append(final)
+        records.append([record] * length)
+        values.append(value)
+    joined, (env_out, recurrent_out, rollout) = ahead.submit(
+        _joined, tuple(finals), tuple(records), tuple(values))
+
+    def compiled() -> RolloutPrograms:
+        return RolloutPrograms(
+            split.result(),
+            tuple(DeviceSteps(*(future.result() for future in half)) for half in programs),
+            joined.result())
+
+    network_out = jax.tree.unflatten(network_tree, finals[0][0])
+    return compiled, (network_out, env_out, recurrent_out, rollout)
+
+
+def collect_pipelined(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
+    env_state: State, recurrent: NetState, length: int,
+    programs: RolloutPrograms | None = None,
+) -> tuple[nnx.State, State, NetState, Rollout]:
+    """`collect_rollout` of a CPU-backend env (at least 2 environments) with the host's
+    physics and the device's work overlapped (module docstring): the network state after
+    the rollout (half A's: its RNG counters advanced), env and recurrent states, and the
+    rollout of all environments (half A's first, then B's; A: the first N // 2).
+    programs: compiled for these shapes (`compile_rollout`); None: jitted."""
+    physics = cpu_physics(env)
+    if programs is None:
+        programs = jitted_programs(env, graphdef, network_state, env_state)
+    network_tree = jax.tree.structure(network_state)
+    halves = [steps.act(jax.tree.leaves(stream), *half) for steps, stream, half in
+              zip(programs.halves, (network_state, other_stream(network_state)),
+                  programs.split((env_state, recurrent)))]
     for half in halves:
         half.host_request.copy_to_host_async()
     records: tuple[list, list] = ([], [])
@@ -199,11 +264,12 @@ def collect_pipelined(
             result = pending.result()
             if k + 1 < len(order):  # the other half's physics runs while this one dispatches
                 pending = pool.submit(_physics, physics, halves[order[k + 1][1]])
+            steps = programs.halves[i]
             if t < length - 1:
                 halves[i], record = steps.advance(halves[i], result)
                 halves[i].host_request.copy_to_host_async()
             else:
                 finals[i], record, values[i] = steps.advance_last(halves[i], result)
             records[i].append(record)
-    env_state, recurrent, rollout = _joined(tuple(finals), records, tuple(values))
+    env_state, recurrent, rollout = programs.joined(tuple(finals), tuple(records), tuple(values))
     return jax.tree.unflatten(network_tree, finals[0][0]), env_state, recurrent, rollout

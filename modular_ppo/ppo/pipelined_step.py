@@ -13,7 +13,8 @@ from flax import nnx
 from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.errors import BodyGroupError
 from modular_ppo.ppo.metrics import Metrics
-from modular_ppo.ppo.pipelined_rollout import collect_pipelined, cpu_physics
+from modular_ppo.ppo.ahead import CompileAhead
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined, compile_rollout, cpu_physics
 from modular_ppo.ppo.rollout import Rollout
 from modular_ppo.ppo.state import BodyGroup, TrainingState
 from modular_ppo.ppo.step import Collected, combined_metrics, keep_collected, learn
@@ -39,18 +40,37 @@ def _combined(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list
     return combined_metrics(groups, state, stacked)
 
 
-def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig):
+def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
+                         state: TrainingState):
     """A function state -> (state, metrics) computing what `train_step(groups, config, ·)`
     does, with every body's rollout collected by `collect_pipelined` (so half of each
     body's environments draw their action noise from a second stream: pipelined_rollout.py)
-    and the updates jitted apart. BodyGroupError for data parallelism or an env not on the
-    CPU backend."""
+    and the updates jitted apart; its programs compiled here for states shaped like
+    `state`, side by side (`CompileAhead`). BodyGroupError for data parallelism or an env
+    not on the CPU backend."""
     if config.data_parallel:
         raise BodyGroupError("--backend cpu-pipelined runs on one device: drop "
                              "--ppo.data-parallel, or use --backend mjx to split the "
                              "environments over devices.")
     for group in groups:
         cpu_physics(group.env)
+    ahead = CompileAhead()
+    try:
+        rollouts, collections = {}, {}
+        for group in groups:
+            rollouts[group.name], collections[group.name] = compile_rollout(
+                group.env, group.graphdef, state.network_state(group.name),
+                state.groups[group.name].env_state, state.groups[group.name].recurrent,
+                config.rollout_length, ahead)
+        learn, (next_state, output) = ahead.submit(learn_from_rollouts, groups, config, state,
+                                                   collections, n_static=2)
+        combined, _ = ahead.submit(_combined, groups, next_state,
+                                   [output] * config.iterations_per_call, n_static=1)
+        _check_same_shapes(state, next_state)
+    finally:
+        ahead.close()
+    programs = {name: compiled() for name, compiled in rollouts.items()}
+    learn, combined = learn.result(), combined.result()
 
     def step(state: TrainingState) -> tuple[TrainingState, Metrics]:
         outputs = []
@@ -59,11 +79,21 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig):
                 group.name: collect_pipelined(
                     group.env, group.graphdef, state.network_state(group.name),
                     state.groups[group.name].env_state, state.groups[group.name].recurrent,
-                    config.rollout_length)
+                    config.rollout_length, programs[group.name])
                 for group in groups
             }
-            state, output = learn_from_rollouts(groups, config, state, collections)
+            state, output = learn(state, collections)
             outputs.append(output)
-        return state, _combined(groups, state, outputs)
+        return state, combined(state, outputs)
 
     return step
+
+
+def _check_same_shapes(state: TrainingState, next_state: TrainingState) -> None:
+    """The update's state has the shapes and types of the state it was given, so its
+    program takes its own result (a program compiled ahead takes only those)."""
+    given = jax.tree.map(lambda x: (x.shape, x.dtype, getattr(x, "weak_type", False)), state)
+    made = jax.tree.map(lambda x: (x.shape, x.dtype, x.weak_type), next_state)
+    if given != made:
+        raise BodyGroupError(f"the update returns a state of other shapes than it takes: "
+                             f"{made} for {given}")

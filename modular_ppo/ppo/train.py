@@ -58,8 +58,8 @@ def train(
     exported: keep the traced training step in this folder under this key, so that a later
     `train` with the same key loads it instead of tracing it (`compile_train_step`).
     pipelined: collect rollouts with the host's C simulator and the device overlapped
-    (`pipelined_train_step`; envs of the CPU backend; `exported` unused): its compile
-    happens in the first call, whose time/compile_s is then near 0.
+    (`pipelined_train_step`, its programs compiled side by side before the first call;
+    envs of the CPU backend; `exported` unused).
     """
     check_groups(groups, config)
     names = [group.name for group in groups]
@@ -73,7 +73,7 @@ def train(
         check_static_arguments(group.env, group.graphdef)
     state = place_state(state, groups, config)
     started = time.perf_counter()
-    step = (pipelined_train_step(groups, config) if pipelined
+    step = (pipelined_train_step(groups, config, state) if pipelined
             else compile_train_step(groups, config, state, exported))
     compile_s = time.perf_counter() - started
     bodies = [group.name for group in groups]

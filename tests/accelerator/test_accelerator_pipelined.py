@@ -51,5 +51,5 @@ def test_pipelined_training_on_the_chip_matches_the_jitted_cpu_backend(env):
                        iterations_per_call=2, total_steps=80)
     with jax.default_matmul_precision("float32"):
         groups, state = new_training_state([(env, network(env))], config, seed=0)
-        step = pipelined_train_step(groups, config)
+        step = pipelined_train_step(groups, config, state)
         assert_training_matches(groups, config, state, step)

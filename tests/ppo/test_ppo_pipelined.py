@@ -15,7 +15,8 @@ from tiny_body import tiny_xml
 from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.ppo import BodyGroupError, PPOConfig, new_training_state
-from modular_ppo.ppo.pipelined_rollout import collect_pipelined
+from modular_ppo.ppo.ahead import CompileAhead
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined, compile_rollout
 from modular_ppo.ppo.pipelined_step import pipelined_train_step
 
 BODY = "hopper-modular"
@@ -32,10 +33,12 @@ def network(env, seed=0):
                         rngs=nnx.Rngs(seed))
 
 
-def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env):
+@pytest.mark.parametrize("n_envs, ahead", [(6, False), (7, True)])
+def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, n_envs, ahead):
+    """Jitted, and compiled ahead (`compile_rollout`) for halves of 3 and 4 envs."""
     net = network(cpu_env)
     graphdef, network_state = nnx.split(net)
-    n_envs, length = 6, 12
+    length = 12
     env_state = jax.vmap(cpu_env.reset)(jax.random.split(jax.random.key(3), n_envs))
     # Envs 1 and 4 (one per half) start tilted past the healthy angle: they terminate.
     tilted = env_state.data.qpos.at[jnp.array([1, 4]), 2].set(0.6)
@@ -43,8 +46,19 @@ def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env):
     recurrent = net.initialize_state(n_envs)
     expected = jax.jit(halves_rollout, static_argnums=(0, 1, 5))(
         cpu_env, graphdef, network_state, env_state, recurrent, length)
-    actual = collect_pipelined(cpu_env, graphdef, network_state, env_state, recurrent, length)
+    programs = None
+    if ahead:
+        compiler = CompileAhead()
+        compiled, shapes = compile_rollout(cpu_env, graphdef, network_state, env_state,
+                                           recurrent, length, compiler)
+        compiler.close()
+        programs = compiled()
+    actual = collect_pipelined(cpu_env, graphdef, network_state, env_state, recurrent, length,
+                               programs)
     assert_close(expected, actual)
+    if ahead:
+        assert (jax.tree.map(lambda x: (x.shape, x.dtype), shapes)
+                == jax.tree.map(lambda x: (x.shape, x.dtype), actual))
     rollout = actual[3]
     assert float(rollout.done.sum()) > float(rollout.truncated.sum()) > 0  # both ways to end
     assert rollout.done.shape == (length, n_envs)
@@ -54,7 +68,7 @@ def test_pipelined_training_matches_the_jitted_cpu_backend(cpu_env):
     config = PPOConfig(n_envs=8, rollout_length=5, n_epochs=2, n_minibatches=2,
                        iterations_per_call=2, total_steps=80)
     groups, state = new_training_state([(cpu_env, network(cpu_env))], config, seed=0)
-    step = pipelined_train_step(groups, config)
+    step = pipelined_train_step(groups, config, state)
     assert_training_matches(groups, config, state, step)
 
 
@@ -62,6 +76,6 @@ def test_an_env_off_the_cpu_backend_is_refused():
     """On the tiny body: the refusal is the backend's, not the body's."""
     env = make_env(BodyGraph.from_mjcf(tiny_xml()), EnvConfig(episode_length=7), "mjx")
     config = PPOConfig(n_envs=8, rollout_length=5, n_minibatches=2)
-    groups, _ = new_training_state([(env, network(env))], config, seed=0)
+    groups, state = new_training_state([(env, network(env))], config, seed=0)
     with pytest.raises(BodyGroupError, match="cpu-pipelined.*make_env"):
-        pipelined_train_step(groups, config)
+        pipelined_train_step(groups, config, state)
