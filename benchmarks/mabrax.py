@@ -1,25 +1,27 @@
-"""MABrax ant_4x2 side by side: this project's PPO against JaxMARL-style IPPO and MAPPO
-through the JaxMARL adapter, the same number of env steps on the same machine (issue 17,
-point 4).
+"""The MABrax scenarios side by side: this project's PPO against JaxMARL-style IPPO and
+MAPPO, the same number of env steps on the same machine (issue 46, point 2).
 
-    python benchmarks/mabrax_ant.py                      # 10M steps each, marks at 5M and 10M
-    python benchmarks/mabrax_ant.py --methods ippo       # one method; the others' rows kept
-    python benchmarks/mabrax_ant.py --steps 60000 --marks 30000 60000 --out /tmp/tiny.json
-    python benchmarks/mabrax_ant.py --report             # the table of the rows in --out
+    python benchmarks/mabrax.py --task hopper_3x1     # 10M steps each, marks at 5M and 10M
+    python benchmarks/mabrax.py --task hopper_3x1 --methods ippo   # one method; others kept
+    python benchmarks/mabrax.py --task hopper_3x1 --steps 60000 --marks 30000 60000 --out /tmp/t
+    python benchmarks/mabrax.py --report              # the tables of every task in --out
 
-- ours: `cli.py train --body ant-modular --partition 4x2` with its defaults (per-module
-  GAE summed into one team advantage, the default backend), `--ppo.total-steps STEPS`; the
-  return at a mark is `episode/team_return` (mean over the episodes that ended in the
-  iteration) of the last iteration at or before it.
-- IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on
-  `JaxMARLEnv("ant_4x2")` (MABrax's observations, this project's ant and task, MJX); the
-  return at a mark is the mean team return of the episodes that ended in the last five
-  updates at or before it. MAPPO: the same with the centralized critic of benchmarks/ippo.py.
+- ours: `cli.py train --body BODY --partition PARTITION` (the task's, `MABRAX_TASKS`) with
+  its defaults (per-module GAE summed into one team advantage, the default backend),
+  `--ppo.total-steps STEPS`; the return at a mark is `episode/team_return` (mean over the
+  episodes that ended in the iteration) of the last iteration at or before it.
+- IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on `mabrax_env(task)`
+  (MABrax's agents, observations and shared team reward, this project's body and task;
+  `--backend`: MJX, or the C simulator where the task allows it); the return at a mark is
+  the mean team return of the episodes that ended in the last five updates at or before
+  it. MAPPO: the same with the centralized critic of benchmarks/ippo.py. The ant_4x2 rows of
+  2026-12-01 trained IPPO / MAPPO on `JaxMARLEnv("ant_4x2")` (each agent its modules'
+  reward, not the team's; the row's "env" says so).
 
 Each method runs alone, from seed `--seed`, one after the other. Its row (returns at the
 marks, wall time, CPU, date, 1-min load at its end, the IPPO / MAPPO settings) is written
-to `--out` (JSON) as soon as it ends, beside the rows already there for the same steps and
-seed; the table of every row there is printed at the end.
+to `--out`/<task>.json as soon as it ends, beside the rows already there for the same steps
+and seed; the task's table is printed at the end.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from report import cpu_model  # benchmarks/report.py, beside this script
 from rich.console import Console
 
 from modular_ppo.env import EnvConfig
-from modular_ppo.interop import JaxMARLEnv
+from modular_ppo.interop import MABRAX_TASKS, mabrax_env
 from modular_ppo.ppo import default_ppo_config
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.run_dir import read_metrics
@@ -51,9 +53,10 @@ from modular_ppo.runs.train_run import run_training
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def ours(steps: int, marks: list[int], seed: int, root: Path) -> dict:
+def ours(task: str, steps: int, marks: list[int], seed: int, root: Path) -> dict:
+    body, partition = MABRAX_TASKS[task]
     config = TrainRunConfig(
-        body="ant-modular", partition="4x2", seed=seed,
+        body=body, partition=partition, seed=seed,
         ppo=dataclasses.replace(default_ppo_config(), total_steps=steps),
         env=EnvConfig(), eval_every_steps=0, checkpoint_every_steps=0, video=False,
         runs_root=root, run_name="ours",
@@ -66,8 +69,7 @@ def ours(steps: int, marks: list[int], seed: int, root: Path) -> dict:
     return {"returns": at, "wall_s": time.perf_counter() - start}
 
 
-def ippo(steps: int, marks: list[int], seed: int, config: dict) -> dict:
-    env = JaxMARLEnv("ant_4x2", config=EnvConfig(episode_length=1000))
+def ippo(env, steps: int, marks: list[int], seed: int, config: dict) -> dict:
     start = time.perf_counter()
     _, curve = train_ippo(env, {**config, "TOTAL_TIMESTEPS": steps},
                           jax.random.PRNGKey(seed))
@@ -88,55 +90,63 @@ METHODS = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=list(MABRAX_TASKS), default="ant_4x2")
     parser.add_argument("--steps", type=int, default=10_000_000)
     parser.add_argument("--marks", type=int, nargs="+", default=[5_000_000, 10_000_000])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                         help="run these; rows in --out for the same steps and seed are kept")
+    parser.add_argument("--backend", choices=["mjx", "cpu"], default="mjx",
+                        help="the simulator of IPPO's and MAPPO's env (humanoid_9|8: mjx only)")
     parser.add_argument("--ippo-envs", type=int, default=IPPO_FF_MABRAX["NUM_ENVS"])
     parser.add_argument("--ippo-rollout", type=int, default=IPPO_FF_MABRAX["NUM_STEPS"])
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax_ant.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax",
+                        help="folder of the <task>.json files")
     parser.add_argument("--report", action="store_true",
-                        help="print the table of the rows in --out instead of running")
+                        help="print the table of every task in --out instead of running")
     args = parser.parse_args()
     if args.report:
-        print(table(json.loads(args.out.read_text())))
+        print("\n\n".join(table(json.loads(path.read_text()))
+                           for path in sorted(args.out.glob("*.json"))))
         return
+    out = args.out / f"{args.task}.json"
     ippo_settings = ippo_config(NUM_ENVS=args.ippo_envs, NUM_STEPS=args.ippo_rollout)
-    previous = json.loads(args.out.read_text()) if args.out.exists() else {}
+    previous = json.loads(out.read_text()) if out.exists() else {}
     same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed
     results = previous.get("results", {}) if same_run else {}
     for method in args.methods:
         settings = {}
         if method == "ours":
             with tempfile.TemporaryDirectory() as root:
-                result = ours(args.steps, args.marks, args.seed, Path(root))
+                result = ours(args.task, args.steps, args.marks, args.seed, Path(root))
         else:
             config = {**ippo_settings, "TOTAL_TIMESTEPS": args.steps,
                       "CENTRALIZED_CRITIC": method == "mappo"}
-            result = ippo(args.steps, args.marks, args.seed, config)
-            settings = {"config": config}
+            env = mabrax_env(args.task, backend=args.backend)
+            result = ippo(env, args.steps, args.marks, args.seed, config)
+            settings = {"config": config,
+                        "env": f"mabrax_env({args.task!r}, backend={args.backend!r})"}
         results[METHODS[method]] = {
             **settings,
             "returns": {str(m): v for m, v in result["returns"].items()},
             "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
             "load_1min": os.getloadavg()[0],
         }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({
-            "task": "MABrax ant_4x2", "steps": args.steps, "marks": args.marks,
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({
+            "task": f"MABrax {args.task}", "steps": args.steps, "marks": args.marks,
             "seed": args.seed, "jax_backend": jax.default_backend(),
             "results": results,
         }, indent=2))
-    print(table(json.loads(args.out.read_text())))
-    print(f"wrote {args.out}")
+    print(table(json.loads(out.read_text())))
+    print(f"wrote {out}")
 
 
 def table(record: dict) -> str:
-    """The Markdown table of every method's row in a results file (`--out`)."""
+    """The Markdown table of every method's row in a task's results file."""
     marks = record["marks"]
     header = " | ".join(f"return at {m:,} steps" for m in marks)
-    lines = [f"MABrax ant_4x2, seed {record['seed']}",
+    lines = [f"{record['task']}, seed {record['seed']}",
              f"| method | {header} | wall time | CPU, date, 1-min load at the end |",
              "|" + " --- |" * (len(marks) + 3)]
     for name, result in record["results"].items():
