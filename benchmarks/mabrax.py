@@ -7,7 +7,7 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
     python benchmarks/mabrax.py --report              # the tables of every task in --out
 
 - ours: `cli.py train --body BODY --partition PARTITION` (the task's, `MABRAX_TASKS`) with
-  its defaults (per-module GAE summed into one team advantage, the default backend),
+  its defaults, the body's PPO preset included (per-module GAE summed into one team advantage, the default backend),
   `--ppo.total-steps STEPS`; the return at a mark is `episode/team_return` (mean over the
   episodes that ended in the iteration) of the last iteration at or before it.
 - IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on `mabrax_env(task)`
@@ -43,10 +43,8 @@ from ippo import IPPO_FF_MABRAX, ippo_config, train_ippo  # benchmarks/ippo.py, 
 from report import cpu_model  # benchmarks/report.py, beside this script
 from rich.console import Console
 
-from modular_ppo.env import EnvConfig
 from modular_ppo.interop import MABRAX_TASKS, mabrax_env
-from modular_ppo.ppo import default_ppo_config
-from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.resolve import train_defaults
 from modular_ppo.runs.run_dir import read_metrics
 from modular_ppo.runs.train_run import run_training
 
@@ -55,10 +53,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def ours(task: str, steps: int, marks: list[int], seed: int, root: Path) -> dict:
     body, partition = MABRAX_TASKS[task]
-    config = TrainRunConfig(
-        body=body, partition=partition, seed=seed,
-        ppo=dataclasses.replace(default_ppo_config(), total_steps=steps),
-        env=EnvConfig(), eval_every_steps=0, checkpoint_every_steps=0, video=False,
+    defaults = train_defaults(body, partition)  # the body's own PPO preset, as the CLI's
+    config = dataclasses.replace(
+        defaults, body=body, partition=partition, seed=seed,
+        ppo=dataclasses.replace(defaults.ppo, total_steps=steps),
+        eval_every_steps=0, checkpoint_every_steps=0, video=False,
         runs_root=root, run_name="ours",
     )
     start = time.perf_counter()

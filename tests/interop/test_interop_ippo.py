@@ -1,4 +1,4 @@
-"""JaxMARL-style IPPO and MAPPO (benchmarks/ippo.py, also behind benchmarks/mabrax_ant.py)
+"""JaxMARL-style IPPO and MAPPO (benchmarks/ippo.py, also behind benchmarks/mabrax.py)
 learn through the JaxMARL adapter: on the tiny body the deterministic return ends far above
 the untrained policy's (slow: `pytest -m benchmark`). MAPPO's critic reads every agent's
 observation and the agent's index (CI)."""
