@@ -7,9 +7,10 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
     python benchmarks/mabrax.py --report              # the tables of every task in --out
 
 - ours: `cli.py train --body BODY --partition PARTITION` (the task's, `MABRAX_TASKS`) with
-  its defaults, the body's PPO preset included (per-module GAE summed into one team advantage, the default backend),
-  `--ppo.total-steps STEPS`; the return at a mark is `episode/team_return` (mean over the
-  episodes that ended in the iteration) of the last iteration at or before it.
+  its defaults, the body's PPO preset included (per-module GAE summed into one team
+  advantage, the default backend), `--ppo.total-steps STEPS`; the return at a mark is
+  `episode/team_return` (mean over the episodes that ended in the iteration) of the last
+  iteration at or before it.
 - IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on `mabrax_env(task)`
   (MABrax's agents, observations and shared team reward, this project's body and task;
   `--backend`: MJX, or the C simulator where the task allows it); the return at a mark is
