@@ -115,23 +115,7 @@ def main() -> None:
     same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed
     results = previous.get("results", {}) if same_run else {}
     for method in args.methods:
-        settings = {}
-        if method == "ours":
-            with tempfile.TemporaryDirectory() as root:
-                result = ours(args.task, args.steps, args.marks, args.seed, Path(root))
-        else:
-            config = {**ippo_settings, "TOTAL_TIMESTEPS": args.steps,
-                      "CENTRALIZED_CRITIC": method == "mappo"}
-            env = mabrax_env(args.task, backend=args.backend)
-            result = ippo(env, args.steps, args.marks, args.seed, config)
-            settings = {"config": config,
-                        "env": f"mabrax_env({args.task!r}, backend={args.backend!r})"}
-        results[METHODS[method]] = {
-            **settings,
-            "returns": {str(m): v for m, v in result["returns"].items()},
-            "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
-            "load_1min": os.getloadavg()[0],
-        }
+        results[METHODS[method]] = row(method, args, ippo_settings)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({
             "task": f"MABrax {args.task}", "steps": args.steps, "marks": args.marks,
@@ -140,6 +124,25 @@ def main() -> None:
         }, indent=2))
     print(table(json.loads(out.read_text())))
     print(f"wrote {out}")
+
+
+def row(method: str, args: argparse.Namespace, ippo_settings: dict) -> dict:
+    """One method's run on `args.task` and its row: returns at the marks, wall time, CPU,
+    date, load at its end, and IPPO's / MAPPO's config and env."""
+    settings = {}
+    if method == "ours":
+        with tempfile.TemporaryDirectory() as root:
+            result = ours(args.task, args.steps, args.marks, args.seed, Path(root))
+    else:
+        config = {**ippo_settings, "TOTAL_TIMESTEPS": args.steps,
+                  "CENTRALIZED_CRITIC": method == "mappo"}
+        env = mabrax_env(args.task, backend=args.backend)
+        result = ippo(env, args.steps, args.marks, args.seed, config)
+        settings = {"config": config,
+                    "env": f"mabrax_env({args.task!r}, backend={args.backend!r})"}
+    return {**settings, "returns": {str(m): v for m, v in result["returns"].items()},
+            "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
+            "load_1min": os.getloadavg()[0]}
 
 
 def table(record: dict) -> str:

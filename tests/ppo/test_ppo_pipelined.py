@@ -33,12 +33,13 @@ def network(env, seed=0):
                         rngs=nnx.Rngs(seed))
 
 
-@pytest.mark.parametrize("n_envs, ahead", [(6, False), (7, True)])
-def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, n_envs, ahead):
-    """Jitted, and compiled ahead (`compile_rollout`) for halves of 3 and 4 envs."""
+@pytest.mark.parametrize("ahead", [False, True], ids=["jitted", "compiled-ahead"])
+def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, ahead):
+    """Jitted, and compiled ahead (`compile_rollout`; the second case finds the first's
+    programs in JAX's compile cache), for halves of 3 and 4 envs."""
     net = network(cpu_env)
     graphdef, network_state = nnx.split(net)
-    length = 12
+    n_envs, length = 7, 12
     env_state = jax.vmap(cpu_env.reset)(jax.random.split(jax.random.key(3), n_envs))
     # Envs 1 and 4 (one per half) start tilted past the healthy angle: they terminate.
     tilted = env_state.data.qpos.at[jnp.array([1, 4]), 2].set(0.6)
