@@ -134,11 +134,11 @@ def parse_part(name: str) -> tuple[str, str]:
     return kind, argument
 
 
-def case_part(kind: str, argument: str, timeout_s: float) -> dict:
-    return run_case_process(CASES[kind].format(argument), timeout_s)
+def case_part(kind: str, argument: str, body: str, timeout_s: float) -> dict:
+    return run_case_process(CASES[kind].format(argument), timeout_s, body)
 
 
-def train_part(n_envs: int, cache: Path, flags: list[str], timeout_s: float) -> dict:
+def train_part(n_envs: int, body: str, cache: Path, flags: list[str], timeout_s: float) -> dict:
     """`cli.py train` at n_envs with the compile cache `cache`, until `TIMED_CALLS` calls
     after the first or `timeout_s`: its compile and first progress seconds, env-steps/s."""
 
@@ -147,7 +147,7 @@ def train_part(n_envs: int, cache: Path, flags: list[str], timeout_s: float) -> 
                 and len(_timed_rows(metrics_rows(root))) > TIMED_CALLS)
 
     load_before = os.getloadavg()[0]
-    command = ["--body", BODY, "--ppo.n-envs", str(n_envs), "--eval-every-steps", "0",
+    command = ["--body", body, "--ppo.n-envs", str(n_envs), "--eval-every-steps", "0",
                "--checkpoint-every-steps", "0", "--no-video", "--compile-cache-dir", str(cache),
                *flags]
     with tempfile.TemporaryDirectory(prefix="accelerator_runs_") as runs:
@@ -173,9 +173,10 @@ def _timed_rows(rows: list[dict]) -> list[dict]:
 
 
 def run_plan(plan: list[str], budget_s: float, started: float, flags: list[str],
-             cache: Path, report, time_scale: float = 1.0) -> None:
-    """Run the parts of `plan` in order while `budget_s` seconds from `started` last, each
-    part's need and cap times `time_scale`; `report(row)` each one's row as it ends."""
+             cache: Path, report, time_scale: float = 1.0, body: str = BODY) -> None:
+    """Run the parts of `plan` on `body` in order while `budget_s` seconds from `started`
+    last, each part's need and cap times `time_scale`; `report(row)` each one's row as it
+    ends."""
     for name in plan:
         kind, argument = parse_part(name)
         need_s, cap_s = (PART_KINDS[kind].need_s * time_scale,
@@ -188,14 +189,14 @@ def run_plan(plan: list[str], budget_s: float, started: float, flags: list[str],
             continue
         timeout_s = min(cap_s, left)
         tried = time.perf_counter()
-        result = _run_part(kind, argument, timeout_s, flags, cache)
+        result = _run_part(kind, argument, timeout_s, flags, cache, body)
         quick = time.perf_counter() - tried < QUICK_FAILURE_S
         retry_s = budget_s - (time.perf_counter() - started) - RETRY_WAIT_S
         if "error" in result and quick and retry_s >= need_s:
             row["first_try_error"] = result["error"]
             time.sleep(RETRY_WAIT_S)
             timeout_s = min(cap_s, retry_s)
-            result = _run_part(kind, argument, timeout_s, flags, cache)
+            result = _run_part(kind, argument, timeout_s, flags, cache, body)
         report(dict(row, timeout_s=timeout_s, **result))
 
 
@@ -204,13 +205,14 @@ QUICK_FAILURE_S, RETRY_WAIT_S = 30.0, 5.0
 refuse a program started just after another one ended."""
 
 
-def _run_part(kind: str, argument: str, timeout_s: float, flags: list[str], cache: Path) -> dict:
+def _run_part(kind: str, argument: str, timeout_s: float, flags: list[str], cache: Path,
+              body: str) -> dict:
     if kind.startswith("train"):
-        return train_part(int(argument), cache, flags, timeout_s)
+        return train_part(int(argument), body, cache, flags, timeout_s)
     if kind == "backend":
         backend, n_envs = argument.split("/")
-        return train_part(int(n_envs), cache, [*flags, "--backend", backend], timeout_s)
-    return case_part(kind, argument, timeout_s)
+        return train_part(int(n_envs), body, cache, [*flags, "--backend", backend], timeout_s)
+    return case_part(kind, argument, body, timeout_s)
 
 
 def largest_fit(rows: list[dict]) -> dict | None:
@@ -232,7 +234,7 @@ def markdown(record: dict) -> str:
     facts, devices = record["facts"], record["devices"]
     versions = ", ".join(f"{k} {v}" for k, v in facts["versions"].items())
     lines = [
-        f"## Accelerator run of {facts['date']} ({BODY})",
+        f"## Accelerator run of {facts['date']} ({record.get('body', BODY)})",
         "",
         f"- Command: `{record['command']}` (budget {record['budget_s']:.0f} s, whole run "
         f"{record['wall_s']:.0f} s)",
@@ -284,6 +286,8 @@ def main() -> int:
                         help="parts in priority order (KIND/ARG: raw/N, train-first/N, "
                              "train-second/N, backend/NAME/N, host/N, split/N/HOST_N, "
                              "brax/SHAPE)")
+    parser.add_argument("--body", default=BODY,
+                        help="the body every part steps or trains (its own physics settings)")
     parser.add_argument("--time-scale", type=float, default=1.0,
                         help="multiplies each part's need and cap (set for the TPU machine): "
                              "more on a slow or busy machine")
@@ -306,7 +310,7 @@ def main() -> int:
         return 2
     print(f"device: {devices['device']} x {devices['device_count']} (JAX platform "
           f"{devices['platform']}), {devices['host_cores']} host cores", flush=True)
-    record = dict(command=command.strip(), facts=facts, devices=devices,
+    record = dict(command=command.strip(), facts=facts, devices=devices, body=args.body,
                   budget_s=args.budget_s, plan=args.plan, rows=[])
     figures = args.out / "accelerator.json"
 
@@ -318,7 +322,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="accelerator_cache_") as cache:
         run_plan(args.plan, args.budget_s, started, args.train_flags, Path(cache), report,
-                 args.time_scale)
+                 args.time_scale, args.body)
     record["wall_s"] = time.perf_counter() - started
     figures.write_text(json.dumps(record, indent=1) + "\n")
     section = markdown(record)

@@ -4,7 +4,7 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
     python benchmarks/mabrax.py --task hopper_3x1     # 10M steps each, marks at 5M and 10M
     python benchmarks/mabrax.py --task hopper_3x1 --methods ippo   # one method; others kept
     python benchmarks/mabrax.py --task hopper_3x1 --steps 60000 --marks 30000 60000 --out /tmp/t
-    python benchmarks/mabrax.py --report              # the tables of every task in --out
+    python benchmarks/mabrax.py --report              # one table of every task in --out
 
 - ours: `cli.py train --body BODY --partition PARTITION` (the task's, `MABRAX_TASKS`) with
   its defaults, the body's PPO preset included (per-module GAE summed into one team
@@ -103,11 +103,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax",
                         help="folder of the <task>.json files")
     parser.add_argument("--report", action="store_true",
-                        help="print the table of every task in --out instead of running")
+                        help="print one table of every task in --out instead of running")
     args = parser.parse_args()
     if args.report:
-        print("\n\n".join(table(json.loads(path.read_text()))
-                           for path in sorted(args.out.glob("*.json"))))
+        print(summary([json.loads(path.read_text()) for path in sorted(args.out.glob("*.json"))]))
         return
     out = args.out / f"{args.task}.json"
     ippo_settings = ippo_config(NUM_ENVS=args.ippo_envs, NUM_STEPS=args.ippo_rollout)
@@ -143,6 +142,29 @@ def row(method: str, args: argparse.Namespace, ippo_settings: dict) -> dict:
     return {**settings, "returns": {str(m): v for m, v in result["returns"].items()},
             "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
             "load_1min": os.getloadavg()[0]}
+
+
+def summary(records: list[dict]) -> str:
+    """One Markdown table of every task's rows: a line per task, a column per method
+    (returns at the marks, wall time), then the CPUs, dates and loads of its runs."""
+    methods = list(METHODS.values())
+    lines = ["| task (steps) | " + " | ".join(methods) + " | CPU, date, 1-min load |",
+             "|" + " --- |" * (len(methods) + 2)]
+    for record in records:
+        results = record["results"]
+        cells = []
+        for method in methods:
+            result = results.get(method)
+            cells.append("-" if result is None else " / ".join(
+                f"{result['returns'][str(m)]:,.0f}" for m in record["marks"])
+                + f" ({result['wall_s'] / 60:.0f} min)")
+        loads = [r["load_1min"] for r in results.values()]
+        machines = sorted({f"{r['cpu']}, {r['date']}" for r in results.values()})
+        marks = " / ".join(f"{m / 1e6:g}M" for m in record["marks"])
+        lines.append(f"| {record['task'].removeprefix('MABrax ')} ({marks}) | "
+                     + " | ".join(cells) + f" | {'; '.join(machines)}, "
+                     f"{min(loads):.1f}-{max(loads):.1f} |")
+    return "\n".join(lines)
 
 
 def table(record: dict) -> str:

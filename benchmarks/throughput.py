@@ -45,10 +45,11 @@ DEFAULT_CASES = (
 """The cases a target compares are run next to each other (noisy, shared machines)."""
 
 
-def run_child(name: str) -> None:
-    from cases import run_case
+def run_child(name: str, body: str) -> None:
+    import cases
 
-    result = run_case(name)
+    cases.BODY = body
+    result = cases.run_case(name)
     result["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     if "jax" in sys.modules:
         jax = sys.modules["jax"]
@@ -58,22 +59,23 @@ def run_child(name: str) -> None:
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
-def run_case_process(name: str, timeout_s: float) -> dict:
-    """Run one case in a fresh interpreter; its figures plus load and wall time."""
+def run_case_process(name: str, timeout_s: float, body: str = "ant-modular") -> dict:
+    """Run one case on `body` in a fresh interpreter; its figures plus load and wall time."""
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     try:
         done = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--case", name],
+            [sys.executable, str(Path(__file__).resolve()), "--case", name, "--body", body],
             capture_output=True, text=True, timeout=timeout_s, cwd=ROOT,
         )
     except subprocess.TimeoutExpired:
-        return dict(case=name, error=f"timed out after {timeout_s:.0f} s")
+        return dict(case=name, body=body, error=f"timed out after {timeout_s:.0f} s")
     lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     if done.returncode != 0 or not lines:
-        return dict(case=name, error=_error_line(done.stderr))
+        return dict(case=name, body=body, error=_error_line(done.stderr))
     result = json.loads(lines[-1].removeprefix(RESULT_PREFIX))
-    return dict(case=name, **result, load_before=load_before, load_after=os.getloadavg()[0],
+    return dict(case=name, body=body, **result, load_before=load_before,
+                load_after=os.getloadavg()[0],
                 case_wall_s=time.perf_counter() - started)
 
 
@@ -89,6 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", help="run this one case and print its figures (JSON)")
     parser.add_argument("--cases", nargs="+", default=list(DEFAULT_CASES))
+    parser.add_argument("--body", default="ant-modular", help="the body the cases step")
     parser.add_argument("--out", type=Path, help="also append the section to this file")
     parser.add_argument("--record", type=Path,
                         help="write the figures (command, machine, every case) to this JSON")
@@ -98,7 +101,7 @@ def main() -> None:
     parser.add_argument("--timeout-s", type=float, default=1800.0, help="per case")
     args = parser.parse_args()
     if args.case:
-        run_child(args.case)
+        run_child(args.case, args.body)
         return
     if args.report:
         print(report(args.report))
@@ -111,7 +114,7 @@ def main() -> None:
     print(json.dumps(facts), flush=True)
     results = []
     for name in args.cases:
-        results.append(run_case_process(name, args.timeout_s))
+        results.append(run_case_process(name, args.timeout_s, args.body))
         print(json.dumps(results[-1]), flush=True)
     section = markdown_section(command.strip(), facts, results)
     print(section)

@@ -22,6 +22,8 @@ TRAIN_FLAGS = ["--backend", "cpu", "--ppo.n-minibatches", "2", "--ppo.rollout-le
                "--ppo.n-epochs", "1", "--env.episode-length", "8"]
 """MuJoCo's C simulator for training (no MJX training program to compile on CPU); the raw
 part is MJX's, the one the accelerator runs."""
+BODY = "hopper-modular"
+"""A body cheaper to compile than the script's default ant (`--body`)."""
 
 
 def _load(name: str, path: Path, monkeypatch):
@@ -44,7 +46,7 @@ def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("accelerator")
     done = subprocess.run(
         ["bash", str(ROOT / "benchmarks/accelerator.sh"), "--budget-s", "3000", "--time-scale",
-         "10", "--out", str(out), "--plan", *PLAN, "--", *TRAIN_FLAGS],
+         "10", "--body", BODY, "--out", str(out), "--plan", *PLAN, "--", *TRAIN_FLAGS],
         cwd=ROOT, capture_output=True, text=True, timeout=3000,
         env={**os.environ, "PYTHON": sys.executable, "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout + done.stderr
@@ -56,6 +58,8 @@ def test_every_part_gives_its_row_and_line(tiny_run):
     record = json.loads((out / "accelerator.json").read_text())
     assert record["devices"]["platform"] == "cpu" and record["devices"]["host_cores"] >= 1
     assert done.stdout.startswith("device: cpu x 1 (JAX platform cpu)")
+    assert record["body"] == BODY
+    assert all(row.get("body") == BODY or BODY in row["flags"] for row in record["rows"])
     rows = {row["part"]: row for row in record["rows"]}
     assert list(rows) == PLAN
     for row in rows.values():
@@ -66,6 +70,7 @@ def test_every_part_gives_its_row_and_line(tiny_run):
         assert rows[part]["first_progress_s"] > 0, rows[part]
     table = (out / "accelerator.md").read_text()
     assert re.search(r"- Device: cpu x 1 \(JAX platform cpu\); host .+, \d+ cores", table)
+    assert table.startswith("## Accelerator run of ") and f"({BODY})" in table.splitlines()[0]
     for part in PLAN:
         assert re.search(rf"^\| {part} \| .+ \| 4 \| [\d,]+ \| [\d.]+ \|", table, re.MULTILINE), (
             part, table)
@@ -92,7 +97,7 @@ def test_parts_the_budget_cannot_hold_are_skipped_saying_so(accelerator):
 def test_a_part_that_fails_at_once_is_tried_once_more(accelerator, monkeypatch):
     tries = []
 
-    def first_refused(kind, argument, timeout_s, flags, cache):
+    def first_refused(kind, argument, timeout_s, flags, cache, body):
         tries.append((kind, argument))
         if len(tries) == 1:
             return {"error": "the chip is busy"}
