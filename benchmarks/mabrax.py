@@ -9,8 +9,8 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
 - ours: `cli.py train --body BODY --partition PARTITION` (the task's, `MABRAX_TASKS`) with
   its defaults, the body's PPO preset included (per-module GAE summed into one team
   advantage, the default backend), `--ppo.total-steps STEPS`; the return at a mark is
-  `episode/team_return` (mean over the episodes that ended in the iteration) of the last
-  iteration at or before it.
+  the mean team return of the episodes that ended in the 96,000 env steps before it (the
+  ant_4x2 rows of 2026-12-01: of the last iteration's episodes).
 - IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on `mabrax_env(task)`
   (MABrax's agents, observations and shared team reward, this project's body and task;
   `--backend`: MJX, or the C simulator where the task allows it); the return at a mark is
@@ -52,7 +52,13 @@ from modular_ppo.runs.train_run import run_training
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def ours(task: str, steps: int, marks: list[int], seed: int, root: Path) -> dict:
+LAST_UPDATES = 5
+"""A return at a mark: the mean over the episodes that ended in IPPO's last LAST_UPDATES
+updates before it (5 x 64 envs x 300 steps = 96,000 env steps), and for ours in the same
+env steps before it."""
+
+
+def ours(task: str, steps: int, marks: list[int], seed: int, root: Path, window: int) -> dict:
     body, partition = MABRAX_TASKS[task]
     defaults = train_defaults(body, partition)  # the body's own PPO preset, as the CLI's
     config = dataclasses.replace(
@@ -63,9 +69,13 @@ def ours(task: str, steps: int, marks: list[int], seed: int, root: Path) -> dict
     )
     start = time.perf_counter()
     rows = [r for r in read_metrics(run_training(config, Console(file=io.StringIO())))
-            if "episode/team_return" in r]
-    at = {m: next((r["episode/team_return"] for r in reversed(rows) if r["step"] <= m), math.nan)
-          for m in marks}
+            if r.get("episode/count", 0) > 0]
+    at = {}
+    for mark in marks:
+        near = [r for r in rows if mark - window < r["step"] <= mark]
+        count = sum(r["episode/count"] for r in near)
+        at[mark] = (sum(r["episode/team_return"] * r["episode/count"] for r in near) / count
+                    if count else math.nan)
     return {"returns": at, "wall_s": time.perf_counter() - start}
 
 
@@ -75,7 +85,7 @@ def ippo(env, steps: int, marks: list[int], seed: int, config: dict) -> dict:
                           jax.random.PRNGKey(seed))
     at = {}
     for mark in marks:
-        before = [r["team_return"] for r in curve if r["steps"] <= mark][-5:]
+        before = [r["team_return"] for r in curve if r["steps"] <= mark][-LAST_UPDATES:]
         finite = [x for x in before if not math.isnan(x)]
         at[mark] = float(np.mean(finite)) if finite else math.nan
     return {"returns": at, "wall_s": time.perf_counter() - start}
@@ -131,7 +141,8 @@ def row(method: str, args: argparse.Namespace, ippo_settings: dict) -> dict:
     settings = {}
     if method == "ours":
         with tempfile.TemporaryDirectory() as root:
-            result = ours(args.task, args.steps, args.marks, args.seed, Path(root))
+            window = LAST_UPDATES * ippo_settings["NUM_ENVS"] * ippo_settings["NUM_STEPS"]
+            result = ours(args.task, args.steps, args.marks, args.seed, Path(root), window)
     else:
         config = {**ippo_settings, "TOTAL_TIMESTEPS": args.steps,
                   "CENTRALIZED_CRITIC": method == "mappo"}
