@@ -276,7 +276,7 @@ def _figure(value: float | None, spec: str) -> str:
     return "" if value is None else format(value, spec)
 
 
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget-s", type=float, default=BUDGET_S,
                         help="wall seconds for the whole run, start-up included")
@@ -294,7 +294,11 @@ def main() -> int:
     parser.add_argument("--table", type=Path, help="print the table of this accelerator.json "
                                                    "and exit")
     parser.add_argument("train_flags", nargs="*", help="flags for cli.py train (after --)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = _arguments()
     if args.table:
         print(markdown(json.loads(args.table.read_text())), end="")
         return 0
