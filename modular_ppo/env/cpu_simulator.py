@@ -265,6 +265,9 @@ class CpuPhysics:
         model = with_contact_force_probe(body.xml) if contact_forces else body.model
         self._key, self.simulator = shared_simulator(model, self.frame_skip, nthread,
                                                      contact_forces)
+        self.result_width = 2 * sum(self.simulator.widths[name]
+                                    for name in STATE_FIELDS + DERIVED_FIELDS)
+        """Floats per environment in `step_on_host`'s result."""
         self._result_shapes = tuple(
             jax.ShapeDtypeStruct(self.simulator.shapes[name], jnp.float32)
             for name in STATE_FIELDS + DERIVED_FIELDS
@@ -338,11 +341,6 @@ class CpuPhysics:
         self.simulator.step(*state, into=out[:, :half])
         self.simulator.start(parts[-2], parts[-1], into=out[:, half:])
         return out
-
-    @property
-    def result_width(self) -> int:
-        """Floats per environment in `step_on_host`'s result."""
-        return 2 * sum(self.simulator.widths[name] for name in STATE_FIELDS + DERIVED_FIELDS)
 
     def host_result(self, row: Float[Array, "out"]) -> tuple[CpuData, CpuData]:
         """One environment's row of `step_on_host`: (state after the step, fresh start)."""

@@ -13,7 +13,9 @@ import numpy as np
 from modular_ppo.env.cpu_simulator import usable_cores
 
 
-def _avals(tree: Any) -> tuple:
+def avals(tree: Any) -> tuple:
+    """`tree`'s structure and each leaf's shape, dtype and weak type: what a compiled
+    program checks its arguments against."""
     leaves, treedef = jax.tree.flatten(tree)
     return treedef, tuple((np.shape(x), jax.numpy.result_type(x), getattr(x, "weak_type", False))
                           for x in leaves)
@@ -32,7 +34,7 @@ class CompileAhead:
         them, then arrays or `jax.ShapeDtypeStruct`s): the future of its compiled program,
         which takes the arguments after the static ones, and the shapes of its results
         (`jax.ShapeDtypeStruct`s)."""
-        key = (jitted, *args[:n_static], *map(_avals, args[n_static:]))
+        key = (jitted, *args[:n_static], *map(avals, args[n_static:]))
         if key not in self._programs:
             traced = jitted.trace(*args)
             future = self._pool.submit(lambda: traced.lower().compile())

@@ -13,7 +13,7 @@ from flax import nnx
 from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.errors import BodyGroupError
 from modular_ppo.ppo.metrics import Metrics
-from modular_ppo.ppo.ahead import CompileAhead
+from modular_ppo.ppo.ahead import CompileAhead, avals
 from modular_ppo.ppo.pipelined_rollout import collect_pipelined, compile_rollout, cpu_physics
 from modular_ppo.ppo.rollout import Rollout
 from modular_ppo.ppo.state import BodyGroup, TrainingState
@@ -90,10 +90,9 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
 
 
 def _check_same_shapes(state: TrainingState, next_state: TrainingState) -> None:
-    """The update's state has the shapes and types of the state it was given, so its
-    program takes its own result (a program compiled ahead takes only those)."""
-    given = jax.tree.map(lambda x: (x.shape, x.dtype, getattr(x, "weak_type", False)), state)
-    made = jax.tree.map(lambda x: (x.shape, x.dtype, x.weak_type), next_state)
+    """The update's state has the structure, shapes and types of the state it was given,
+    so its program takes its own result (a program compiled ahead takes only those)."""
+    given, made = avals(state), avals(next_state)
     if given != made:
         raise BodyGroupError(f"the update returns a state of other shapes than it takes: "
                              f"{made} for {given}")
