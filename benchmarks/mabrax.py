@@ -43,6 +43,7 @@ import numpy as np
 from ippo import IPPO_FF_MABRAX, ippo_config, train_ippo  # benchmarks/ippo.py, beside this script
 from report import cpu_model  # benchmarks/report.py, beside this script
 from rich.console import Console
+from tables import markdown_table  # benchmarks/tables.py, beside this script
 
 from modular_ppo.interop import MABRAX_TASKS, mabrax_env
 from modular_ppo.runs.resolve import train_defaults
@@ -159,37 +160,31 @@ def summary(records: list[dict]) -> str:
     """One Markdown table of every task's rows: a line per task, a column per method
     (returns at the marks, wall time), then the CPUs, dates and loads of its runs."""
     methods = list(METHODS.values())
-    lines = ["| task (steps) | " + " | ".join(methods) + " | CPU, date, 1-min load |",
-             "|" + " --- |" * (len(methods) + 2)]
+    rows = []
     for record in records:
         results = record["results"]
-        cells = []
-        for method in methods:
-            result = results.get(method)
-            cells.append("-" if result is None else " / ".join(
-                f"{result['returns'][str(m)]:,.0f}" for m in record["marks"])
-                + f" ({result['wall_s'] / 60:.0f} min)")
+        cells = ["-" if method not in results else
+                 " / ".join(f"{results[method]['returns'][str(m)]:,.0f}" for m in record["marks"])
+                 + f" ({results[method]['wall_s'] / 60:.0f} min)" for method in methods]
         loads = [r["load_1min"] for r in results.values()]
         machines = sorted({f"{r['cpu']}, {r['date']}" for r in results.values()})
         marks = " / ".join(f"{m / 1e6:g}M" for m in record["marks"])
-        lines.append(f"| {record['task'].removeprefix('MABrax ')} ({marks}) | "
-                     + " | ".join(cells) + f" | {'; '.join(machines)}, "
-                     f"{min(loads):.1f}-{max(loads):.1f} |")
-    return "\n".join(lines)
+        rows.append([f"{record['task'].removeprefix('MABrax ')} ({marks})", *cells,
+                     f"{'; '.join(machines)}, {min(loads):.1f}-{max(loads):.1f}"])
+    return markdown_table(["task (steps)", *methods, "CPU, date, 1-min load"], rows)
 
 
 def table(record: dict) -> str:
     """The Markdown table of every method's row in a task's results file."""
     marks = record["marks"]
-    header = " | ".join(f"return at {m:,} steps" for m in marks)
-    lines = [f"{record['task']}, seed {record['seed']}",
-             f"| method | {header} | wall time | CPU, date, 1-min load at the end |",
-             "|" + " --- |" * (len(marks) + 3)]
-    for name, result in record["results"].items():
-        cells = " | ".join(f"{result['returns'][str(m)]:,.0f}" for m in marks)
-        lines.append(f"| {name} | {cells} | {result['wall_s'] / 60:.1f} min | {result['cpu']}, "
-                     f"{result['date']}, {result['load_1min']:.1f} |")
-    return "\n".join(lines)
+    rows = [[name, *(f"{result['returns'][str(m)]:,.0f}" for m in marks),
+             f"{result['wall_s'] / 60:.1f} min",
+             f"{result['cpu']}, {result['date']}, {result['load_1min']:.1f}"]
+            for name, result in record["results"].items()]
+    columns = ["method", *(f"return at {m:,} steps" for m in marks), "wall time",
+               "CPU, date, 1-min load at the end"]
+    return (f"{record['task']}, seed {record['seed']}\n"
+            + markdown_table(columns, rows, numeric=range(1, len(marks) + 2)))
 
 
 if __name__ == "__main__":
