@@ -1,6 +1,7 @@
-"""What `--backend cpu-pipelined` must compute, built from the jitted CPU backend: the
-rollout of each half of the environments and the training step on them, and the
-comparison the pipelined tests make (tests/ppo, tests/accelerator).
+"""What `--backend cpu-pipelined` must compute, built from the jitted CPU backend (and its
+MJX device twin for `--device-share`): the rollout of each part of the environments and
+the training step on them, and the comparison the pipelined tests make (tests/ppo,
+tests/accelerator).
 
 Tolerances: the pipelined steps are other XLA programs than the jitted rollout's scan, and
 XLA may fuse the same float operations otherwise. A rollout from a fresh network came out
@@ -18,35 +19,37 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from modular_ppo.ppo.pipelined_rollout import other_stream
+from modular_ppo.env.device_twin import device_twin
+from modular_ppo.ppo.pipelined_rollout import part_sizes, part_stream
 from modular_ppo.ppo.pipelined_step import learn_from_rollouts
 from modular_ppo.ppo.rollout import collect_rollout, joined_rollouts
 from modular_ppo.ppo.step import combined_metrics
 
 
-def halves_rollout(env, graphdef, network_state, env_state, recurrent, length):
-    """The jitted CPU backend's `collect_rollout` on each half of the environments (the
-    second with the network's `other_stream`), joined: what `collect_pipelined` computes."""
-    size = env_state.done.shape[0] // 2
+def parts_rollout(env, graphdef, network_state, env_state, recurrent, length,
+                  device_share=0.0):
+    """The jitted `collect_rollout` of each part of the environments (`part_sizes`): the
+    host's halves on the CPU backend, the device's shares on its device twin (MJX), each
+    part with its network stream (`part_stream`), joined: what `collect_pipelined`
+    computes."""
+    sizes = part_sizes(env_state.done.shape[0], device_share)
+    ends = np.cumsum(sizes)
+    outs = []
+    for k, (size, end) in enumerate(zip(sizes, ends)):
+        part = functools.partial(jax.tree.map, lambda x: x[end - size:end])
+        outs.append(collect_rollout(env if k < 2 else device_twin(env), graphdef,
+                                    part_stream(network_state, k), part(env_state),
+                                    part(recurrent), length))
+    joined = functools.partial(jax.tree.map, lambda *xs: jnp.concatenate(xs))
+    return (outs[0][0], joined(*(out[1] for out in outs)), joined(*(out[2] for out in outs)),
+            functools.reduce(joined_rollouts, [out[3] for out in outs]))
 
-    def first(tree):
-        return jax.tree.map(lambda x: x[:size], tree)
 
-    def second(tree):
-        return jax.tree.map(lambda x: x[size:], tree)
-
-    a = collect_rollout(env, graphdef, network_state, first(env_state), first(recurrent),
-                        length)
-    b = collect_rollout(env, graphdef, other_stream(network_state), second(env_state),
-                        second(recurrent), length)
-    both = functools.partial(jax.tree.map, lambda x, y: jnp.concatenate([x, y]))
-    return a[0], both(a[1], b[1]), both(a[2], b[2]), joined_rollouts(a[3], b[3])
-
-
-def reference_step(groups, config, state):
-    """`pipelined_train_step`'s call with the rollouts of the jitted CPU backend
-    (`halves_rollout`) and the same update (`learn_from_rollouts`)."""
-    rollouts = jax.jit(halves_rollout, static_argnums=(0, 1, 5))
+def reference_step(groups, config, state, device_share=0.0):
+    """`pipelined_train_step`'s call with the rollouts of the jitted CPU backend and its
+    device twin (`parts_rollout`) and the same update (`learn_from_rollouts`)."""
+    rollouts = jax.jit(functools.partial(parts_rollout, device_share=device_share),
+                       static_argnums=(0, 1, 5))
     outputs = []
     for _ in range(config.iterations_per_call):
         collections = {group.name: rollouts(
@@ -79,12 +82,12 @@ def assert_close(expected, actual, of_largest=None):
                                        atol=of_largest * largest + 1e-6, err_msg=where)
 
 
-def assert_training_matches(groups, config, state, step, calls: int = 2):
+def assert_training_matches(groups, config, state, step, calls: int = 2, device_share=0.0):
     """`calls` calls of a pipelined training `step` from `state` give the metrics and the
     state of `reference_step` (to 3e-3 of each array's largest entry)."""
     expected, actual = state, state
     for _ in range(calls):
-        expected, expected_metrics = reference_step(groups, config, expected)
+        expected, expected_metrics = reference_step(groups, config, expected, device_share)
         actual, actual_metrics = step(actual)
         assert_close(expected_metrics, actual_metrics, of_largest=3e-3)
     assert_close(expected, actual, of_largest=3e-3)

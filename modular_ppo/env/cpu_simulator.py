@@ -262,6 +262,8 @@ class CpuPhysics:
         self.frame_skip = body.frame_skip
         self.dt = float(body.model.opt.timestep) * self.frame_skip
         """Seconds per control step."""
+        self.contact_forces = contact_forces
+        """Whether states carry cfrc_ext (external contact forces per body)."""
         model = with_contact_force_probe(body.xml) if contact_forces else body.model
         self._key, self.simulator = shared_simulator(model, self.frame_skip, nthread,
                                                      contact_forces)

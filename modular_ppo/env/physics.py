@@ -84,6 +84,10 @@ class Physics:
         same while a start costs a fraction of a step."""
         return self._derived(self._blank.replace(qpos=qpos, qvel=qvel))
 
+    def blank_with(self, **fields: Array) -> mjx.Data:
+        """The model's blank data (`mjx.make_data`) with these fields set."""
+        return self._blank.replace(**fields)
+
     def restart_where(
         self, done: Bool[Array, ""], data: mjx.Data, qpos: Float[Array, "nq"],
         qvel: Float[Array, "nv"],

@@ -13,12 +13,20 @@ fields, controls and the fresh-start poses) goes to the host, and what it return
 state after the step, and fresh starts) comes back, as one array each way: every array
 copied between host and accelerator costs a transfer of its own.
 
-What it computes is two CPU-backend rollouts of half the environments each
-(`collect_rollout` on each half, `joined_rollouts`), with one difference from a single
-rollout of all of them: half B's actions draw their noise from another random stream of
-the network (`other_stream`), since a network call on half the batch cannot draw the
-other half's share of one draw. Every env's observations, rewards, dones and
-log-likelihoods are those of the CPU backend given its actions.
+The device share (`device_share` > 0, `--device-share`): the chip is idle most of each
+half-step, so a share of the environments is stepped there by MJX, in two parts C and D:
+C's whole step (policy and MJX physics, `env.device_twin`: MJX stepping the CPU
+backend's state type) is queued on the device behind half A's device work, D's behind
+B's. Their states are `CpuData` like the host's, so all parts stay one batch of one env
+state; a share too large for the chip's idle time delays the host's next half.
+
+What it computes is a rollout of each part (`part_sizes`): `collect_rollout` of half A
+and B on the CPU backend and of C and D on its device twin, joined (`joined_rollouts`),
+with one difference from a single rollout of all of them: each part's actions after A's
+draw their noise from another random stream of the network (`part_stream`), since a
+network call on part of the batch cannot draw the others' share of one draw. Every env's
+observations, rewards, dones and log-likelihoods are those of its engine given its
+actions.
 
 The fresh starts of auto-reset are made on the host for every environment at every step
 (`CpuPhysics.step_on_host`): which environments are done is known only on the device,
@@ -42,6 +50,7 @@ import numpy as np
 from flax import nnx, struct
 
 from modular_ppo.env.cpu_simulator import CpuPhysics, restart_from
+from modular_ppo.env.device_twin import device_twin
 from modular_ppo.env.types import ModularEnvProtocol, State, StepRequest
 from modular_ppo.networks.contract import NetState, StepOutput
 from modular_ppo.ppo.ahead import CompileAhead
@@ -71,11 +80,14 @@ class Half:
     """What the host's physics reads, one row per env (`CpuPhysics.host_request`)."""
 
 
-def other_stream(network_state: nnx.State) -> nnx.State:
-    """`network_state` with every random key folded with 1: half B's sampling stream (its
-    counters advance with half A's, so the two streams never meet)."""
+def part_stream(network_state: nnx.State, part: int) -> nnx.State:
+    """The network state part `part` of the rollout samples with: `network_state` itself
+    for part 0 (half A), else every random key folded with `part` (their counters advance
+    with half A's, so the streams never meet)."""
+    if part == 0:
+        return network_state
     keys, rest = nnx.split_state(network_state, nnx.RngKey, ...)
-    return nnx.merge_state(jax.tree.map(lambda key: jax.random.fold_in(key, 1), keys), rest)
+    return nnx.merge_state(jax.tree.map(lambda key: jax.random.fold_in(key, part), keys), rest)
 
 
 def cpu_physics(env: ModularEnvProtocol) -> CpuPhysics:
@@ -148,6 +160,56 @@ def device_steps(
     return DeviceSteps(jax.jit(act), jax.jit(advance), jax.jit(advance_last))
 
 
+@dataclasses.dataclass(frozen=True)
+class ShareSteps:
+    """The device share's program: whole env steps on MJX (`env.device_twin`), the network
+    acting first, jitted with the env and network closed over."""
+
+    step: Callable[..., tuple[tuple, dict[str, Any]]]
+    """(network leaves, env state, recurrent) -> (the same after one step, its record)."""
+    step_last: Callable[..., tuple[tuple, dict[str, Any], dict[str, jax.Array]]]
+    """The rollout's last step: also the value estimates of the states reached."""
+
+
+@functools.lru_cache(maxsize=64)
+def share_steps(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_tree: jax.tree_util.PyTreeDef
+) -> ShareSteps:
+    """`ShareSteps` of `env`'s device twin and a network of `graphdef`."""
+    twin = device_twin(env)
+
+    def step(leaves, env_state, recurrent):
+        network = nnx.merge(graphdef, jax.tree.unflatten(network_tree, leaves))
+        out = network(recurrent, env_state.obs)
+        next_env_state = jax.vmap(twin.step)(env_state, out.output.actions)
+        next_recurrent, record = after_step(network, out, env_state, next_env_state)
+        return (jax.tree.leaves(nnx.state(network)), next_env_state, next_recurrent), record
+
+    def step_last(leaves, env_state, recurrent):
+        (leaves, env_state, recurrent), record = step(leaves, env_state, recurrent)
+        values = bootstrap_values(graphdef, jax.tree.unflatten(network_tree, leaves),
+                                  recurrent, env_state)
+        return (leaves, env_state, recurrent), record, values
+
+    return ShareSteps(jax.jit(step), jax.jit(step_last))
+
+
+def part_sizes(n_envs: int, device_share: float = 0.0) -> tuple[int, ...]:
+    """The rollout's parts: the host's halves A and B, then (with `device_share` > 0) the
+    device's shares C and D, together about `device_share` of the environments, in whole
+    pairs. BodyGroupError where a part would be empty."""
+    device = 2 * round(n_envs * device_share / 2)
+    host = n_envs - device
+    sizes = (host // 2, host - host // 2) + ((device // 2,) * 2 if device else ())
+    if min(sizes) < 1 or (device_share > 0 and not device):
+        parts = "two halves" + (" and the device's two shares" if device_share else "")
+        raise BodyGroupError(
+            f"the pipelined rollout splits {n_envs} environments into the host's {parts} "
+            f"(--device-share {device_share}): some part gets none. Give more environments "
+            "(--ppo.n-envs), or a --device-share that leaves every part some.")
+    return sizes
+
+
 def _physics(physics: CpuPhysics, half: Half) -> np.ndarray:
     """The host's part of a half-step (run on the physics thread): wait for the half's
     request, step it and make the fresh starts. The main thread copies the result onto
@@ -157,18 +219,20 @@ def _physics(physics: CpuPhysics, half: Half) -> np.ndarray:
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _split(size: int, tree: Any) -> tuple[Any, Any]:
-    return jax.tree.map(lambda x: x[:size], tree), jax.tree.map(lambda x: x[size:], tree)
+def _split(sizes: tuple[int, ...], tree: Any) -> tuple[Any, ...]:
+    ends = np.cumsum(sizes)
+    return tuple(jax.tree.map(lambda x: x[end - size:end], tree)
+                 for size, end in zip(sizes, ends))
 
 
 @jax.jit
-def _joined(halves: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rollout]:
-    """Env and recurrent states of both halves joined, and the rollout of both."""
-    (_, env_a, recurrent_a), (_, env_b, recurrent_b) = halves
+def _joined(finals: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rollout]:
+    """Env and recurrent states of the parts joined, and the rollout of all."""
     rollouts = [rollout_of(jax.tree.map(lambda *xs: jnp.stack(xs), *steps), last)
                 for steps, last in zip(records, values)]
-    both = functools.partial(jax.tree.map, lambda a, b: jnp.concatenate([a, b]))
-    return both(env_a, env_b), both(recurrent_a, recurrent_b), joined_rollouts(*rollouts)
+    joined = functools.partial(jax.tree.map, lambda *xs: jnp.concatenate(xs))
+    return (joined(*(env for _, env, _ in finals)), joined(*(rec for _, _, rec in finals)),
+            functools.reduce(joined_rollouts, rollouts))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,49 +241,54 @@ class RolloutPrograms:
     (`jitted_programs`), or compiled ahead for one set of shapes (`compile_rollout`)."""
 
     split: Callable[..., tuple]
-    """(env state, recurrent) -> ((half A's env state, recurrent), half B's)."""
+    """(env state, recurrent) -> each part's (env state, recurrent) (`part_sizes`)."""
     halves: tuple[DeviceSteps, DeviceSteps]
+    shares: tuple[ShareSteps, ...]
+    """The device shares' programs: none, or two."""
     joined: Callable[..., tuple]
-    """`_joined` without its static arguments."""
-
-
-def _half_size(env_state: State) -> int:
-    size = env_state.done.shape[0] // 2
-    if size < 1:
-        raise BodyGroupError("the pipelined rollout splits the environments in two halves: "
-                             "give at least 2 environments (--ppo.n-envs).")
-    return size
+    """`_joined`."""
 
 
 def jitted_programs(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State, env_state: State
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
+    env_state: State, device_share: float = 0.0,
 ) -> RolloutPrograms:
     """`RolloutPrograms` jitted, compiled at their first call for the shapes they meet."""
-    size = _half_size(env_state)
-    steps = device_steps(env, graphdef, jax.tree.structure(network_state))
-    return RolloutPrograms(functools.partial(_split, size), (steps, steps), _joined)
+    sizes = part_sizes(env_state.done.shape[0], device_share)
+    tree = jax.tree.structure(network_state)
+    steps = device_steps(env, graphdef, tree)
+    shares = (share_steps(env, graphdef, tree),) * (len(sizes) - 2)
+    return RolloutPrograms(functools.partial(_split, sizes), (steps, steps), shares, _joined)
 
 
 def compile_rollout(
     env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
     env_state: State, recurrent: NetState, length: int, ahead: CompileAhead,
+    device_share: float = 0.0,
 ) -> tuple[Callable[[], RolloutPrograms], tuple]:
     """The programs of `collect_pipelined` for these shapes, submitted to `ahead`: a
     function returning them compiled (waiting for their compiles), and the shapes of
     `collect_pipelined`'s results."""
-    physics, size = cpu_physics(env), _half_size(env_state)
+    physics = cpu_physics(env)
+    sizes = part_sizes(env_state.done.shape[0], device_share)
     network_tree = jax.tree.structure(network_state)
     steps = device_steps(env, graphdef, network_tree)
     leaves = jax.tree.leaves(network_state)
-    split, halves = ahead.submit(_split, size, (env_state, recurrent), n_static=1)
-    programs, finals, records, values = [], [], [], []
-    for half_env, half_recurrent in halves:
-        act, half = ahead.submit(steps.act, leaves, half_env, half_recurrent)
-        result = jax.ShapeDtypeStruct((half_env.done.shape[0], physics.result_width),
-                                      jnp.float32)
-        advance, (_, record) = ahead.submit(steps.advance, half, result)
-        advance_last, (final, _, value) = ahead.submit(steps.advance_last, half, result)
-        programs.append((act, advance, advance_last))
+    split, parts = ahead.submit(_split, sizes, (env_state, recurrent), n_static=1)
+    halves, shares, finals, records, values = [], [], [], [], []
+    for k, (part_env, part_recurrent) in enumerate(parts):
+        if k < 2:
+            act, half = ahead.submit(steps.act, leaves, part_env, part_recurrent)
+            result = jax.ShapeDtypeStruct((sizes[k], physics.result_width), jnp.float32)
+            advance, (_, record) = ahead.submit(steps.advance, half, result)
+            last, (final, _, value) = ahead.submit(steps.advance_last, half, result)
+            halves.append((act, advance, last))
+        else:
+            shared = share_steps(env, graphdef, network_tree)
+            step, (_, record) = ahead.submit(shared.step, leaves, part_env, part_recurrent)
+            last, (final, _, value) = ahead.submit(shared.step_last, leaves, part_env,
+                                                   part_recurrent)
+            shares.append((step, last))
         finals.append(final)
         records.append([record] * length)
         values.append(value)
@@ -229,7 +298,8 @@ def compile_rollout(
     def compiled() -> RolloutPrograms:
         return RolloutPrograms(
             split.result(),
-            tuple(DeviceSteps(*(future.result() for future in half)) for half in programs),
+            tuple(DeviceSteps(*(future.result() for future in half)) for half in halves),
+            tuple(ShareSteps(*(future.result() for future in share)) for share in shares),
             joined.result())
 
     network_out = jax.tree.unflatten(network_tree, finals[0][0])
@@ -239,24 +309,25 @@ def compile_rollout(
 def collect_pipelined(
     env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
     env_state: State, recurrent: NetState, length: int,
-    programs: RolloutPrograms | None = None,
+    programs: RolloutPrograms | None = None, device_share: float = 0.0,
 ) -> tuple[nnx.State, State, NetState, Rollout]:
-    """`collect_rollout` of a CPU-backend env (at least 2 environments) with the host's
-    physics and the device's work overlapped (module docstring): the network state after
-    the rollout (half A's: its RNG counters advanced), env and recurrent states, and the
-    rollout of all environments (half A's first, then B's; A: the first N // 2).
-    programs: compiled for these shapes (`compile_rollout`); None: jitted."""
+    """`collect_rollout` of a CPU-backend env with the host's physics and the device's
+    work overlapped (module docstring): the network state after the rollout (half A's:
+    its RNG counters advanced), env and recurrent states, and the rollout of all
+    environments, in the order of `part_sizes(n_envs, device_share)`'s parts.
+    programs: compiled for these shapes and share (`compile_rollout`); None: jitted."""
     physics = cpu_physics(env)
     if programs is None:
-        programs = jitted_programs(env, graphdef, network_state, env_state)
+        programs = jitted_programs(env, graphdef, network_state, env_state, device_share)
     network_tree = jax.tree.structure(network_state)
-    halves = [steps.act(jax.tree.leaves(stream), *half) for steps, stream, half in
-              zip(programs.halves, (network_state, other_stream(network_state)),
-                  programs.split((env_state, recurrent)))]
+    parts = programs.split((env_state, recurrent))
+    leaves = [jax.tree.leaves(part_stream(network_state, k)) for k in range(len(parts))]
+    halves = [steps.act(leaves[k], *parts[k]) for k, steps in enumerate(programs.halves)]
+    shares = [(leaves[k], *parts[k]) for k in range(2, len(parts))]
     for half in halves:
         half.host_request.copy_to_host_async()
-    records: tuple[list, list] = ([], [])
-    finals, values = [None, None], [None, None]
+    records: tuple[list, ...] = tuple([] for _ in parts)
+    finals, values = [None] * len(parts), [None] * len(parts)
     order = [(t, i) for t in range(length) for i in (0, 1)]
     with ThreadPoolExecutor(1, thread_name_prefix="mujoco") as pool:
         pending = pool.submit(_physics, physics, halves[0])
@@ -271,5 +342,12 @@ def collect_pipelined(
             else:
                 finals[i], record, values[i] = steps.advance_last(halves[i], result)
             records[i].append(record)
+            if shares:  # queued on the device behind the half's step, whose request goes first
+                share = programs.shares[i]
+                if t < length - 1:
+                    shares[i], record = share.step(*shares[i])
+                else:
+                    finals[2 + i], record, values[2 + i] = share.step_last(*shares[i])
+                records[2 + i].append(record)
     env_state, recurrent, rollout = programs.joined(tuple(finals), tuple(records), tuple(values))
     return jax.tree.unflatten(network_tree, finals[0][0]), env_state, recurrent, rollout

@@ -41,13 +41,14 @@ def _combined(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list
 
 
 def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
-                         state: TrainingState):
+                         state: TrainingState, device_share: float = 0.0):
     """A function state -> (state, metrics) computing what `train_step(groups, config, ·)`
     does, with every body's rollout collected by `collect_pipelined` (so half of each
     body's environments draw their action noise from a second stream: pipelined_rollout.py)
     and the updates jitted apart; its programs compiled here for states shaped like
-    `state`, side by side (`CompileAhead`). BodyGroupError for data parallelism or an env
-    not on the CPU backend."""
+    `state`, side by side (`CompileAhead`). device_share: of each body's environments,
+    about this share is stepped by MJX on the device (`part_sizes`). BodyGroupError for
+    data parallelism or an env not on the CPU backend."""
     if config.data_parallel:
         raise BodyGroupError("--backend cpu-pipelined runs on one device: drop "
                              "--ppo.data-parallel, or use --backend mjx to split the "
@@ -61,7 +62,7 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
             rollouts[group.name], collections[group.name] = compile_rollout(
                 group.env, group.graphdef, state.network_state(group.name),
                 state.groups[group.name].env_state, state.groups[group.name].recurrent,
-                config.rollout_length, ahead)
+                config.rollout_length, ahead, device_share)
         learn, (next_state, output) = ahead.submit(learn_from_rollouts, groups, config, state,
                                                    collections, n_static=2)
         combined, _ = ahead.submit(_combined, groups, next_state,

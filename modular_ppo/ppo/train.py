@@ -41,6 +41,7 @@ def train(
     on_iteration: OnIteration | None = None,
     exported: ExportedSteps | None = None,
     pipelined: bool = False,
+    device_share: float = 0.0,
 ) -> TrainResult:
     """Train until `config.total_steps` environment steps (over every body) or until
     `on_iteration` says stop. Start from `new_training_state` or a restored checkpoint of
@@ -59,7 +60,8 @@ def train(
     `train` with the same key loads it instead of tracing it (`compile_train_step`).
     pipelined: collect rollouts with the host's C simulator and the device overlapped
     (`pipelined_train_step`, its programs compiled side by side before the first call;
-    envs of the CPU backend; `exported` unused).
+    envs of the CPU backend; `exported` unused). device_share: with `pipelined`, about
+    this share of each body's environments is stepped by MJX on the device.
     """
     check_groups(groups, config)
     names = [group.name for group in groups]
@@ -73,7 +75,7 @@ def train(
         check_static_arguments(group.env, group.graphdef)
     state = place_state(state, groups, config)
     started = time.perf_counter()
-    step = (pipelined_train_step(groups, config, state) if pipelined
+    step = (pipelined_train_step(groups, config, state, device_share) if pipelined
             else compile_train_step(groups, config, state, exported))
     compile_s = time.perf_counter() - started
     bodies = [group.name for group in groups]

@@ -89,8 +89,15 @@ class TrainRunConfig:
     networks for the other half: for an accelerator with idle host cores, docs/backends.md),
     "mjx" (MuJoCo MJX inside JAX, the one for GPUs), "warp" (MJX's MuJoCo Warp
     implementation: NVIDIA GPUs, `pip install -e '.[warp]'`) or "auto" ("cpu" when JAX runs
-    on CPU and the body allows it, else "mjx"). The run records the backend it used, and a
-    resumed run keeps it."""
+    on CPU and the body allows it; "cpu-pipelined" on a TPU with 8 host cores or more and
+    the body allows it; else "mjx"). The run records the backend it used, and a resumed run
+    keeps it."""
+    device_share: float | None = None
+    """With --backend cpu-pipelined: about this share of each body's environments is
+    stepped by MJX on the accelerator, in the time it idles while the host steps the rest
+    (docs/backends.md); 0: the host steps them all. A share whose MJX step outlasts the
+    host's half-step delays the host. Default: 0.4 on an accelerator
+    (`runs.resolve.DEVICE_SHARE`), 0 where JAX runs on CPU."""
     env: EnvConfig = EnvConfig()
     """Task, observations and episodes."""
     ppo: PPOConfig = dataclasses.field(default_factory=default_ppo_config)
@@ -158,6 +165,11 @@ class TrainRunConfig:
             )
         self._check_bodies()
         check_distributed_backend(self.backend, self.distributed)
+        if self.device_share and self.backend != "cpu-pipelined":
+            raise RunConfigError(
+                f"--device-share {self.device_share} with --backend {self.backend}: the "
+                "device share is the pipelined backend's (MJX steps it beside the host's C "
+                "simulator). Add --backend cpu-pipelined, or drop --device-share.")
         if self.init_optimizer != "fresh" and self.init_from is None:
             raise RunConfigError(
                 f"--init-optimizer {self.init_optimizer} without --init-from: the optimizer "
@@ -227,6 +239,13 @@ class TrainRunConfig:
         """The simulator backend of the run's envs (`env.make_env`): "cpu" for
         "cpu-pipelined"."""
         return "cpu" if self.backend == "cpu-pipelined" else self.backend
+
+    @property
+    def backend_in_words(self) -> str:
+        """The simulator as the progress line names it, e.g. "--backend cpu-pipelined,
+        40% of the envs on MJX"."""
+        share = f", {self.device_share:.0%} of the envs on MJX" if self.device_share else ""
+        return f"--backend {self.backend}{share}"
 
     @property
     def pipelined(self) -> bool:

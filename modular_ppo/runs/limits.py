@@ -72,6 +72,7 @@ LIMITS: dict[str, Limit] = {
     "seeds": _int(0, 2**32 - 1),
     "body_env_shares": _float(0, MAX_WEIGHT, low_open=True),
     "body_loss_shares": _float(0, MAX_WEIGHT, low_open=True),
+    "device_share": _float(0, 1, high_open=True),
     # network
     "network.policy_hidden_sizes": _WIDTH,
     "network.value_hidden_sizes": _WIDTH,

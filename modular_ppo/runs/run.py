@@ -137,7 +137,8 @@ class Run:
                     and not self.config.ppo.data_parallel and not self.config.pipelined
                     else None)
         return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration,
-                     exported=exported, pipelined=self.config.pipelined).state
+                     exported=exported, pipelined=self.config.pipelined,
+                     device_share=self.config.device_share or 0.0).state
 
     def summary(self, final: dict[str, float]) -> str:
         if len(self.bodies) == 1:

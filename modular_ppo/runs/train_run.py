@@ -161,7 +161,8 @@ def _train(book: RunBook, stop: StopRequests, console: Console
 
     with Progress(config.ppo.total_steps, run.progress_modules, console,
                   bodies=run.progress_bodies) as progress:
-        progress.message(f"compiling the training step for {jax.devices()[0].device_kind} ...")
+        progress.message(f"compiling the training step for {jax.devices()[0].device_kind} "
+                         f"({config.backend_in_words}) ...")
         try:
             state = run.fit(on_iteration)
         except KeyboardInterrupt:  # a second stop signal: no time to save

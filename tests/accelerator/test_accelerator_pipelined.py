@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from flax import nnx
-from pipelined_reference import assert_close, assert_training_matches, halves_rollout
+from pipelined_reference import assert_close, assert_training_matches, parts_rollout
 
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, make_env
@@ -39,17 +39,19 @@ def test_the_pipelined_rollout_on_the_chip_is_the_cpu_backends(env):
         tilted = env_state.data.qpos.at[jnp.array([1, 6]), 2].set(0.6)  # terminate at once
         env_state = env_state.replace(data=env_state.data.replace(qpos=tilted))
         recurrent = nnx.merge(graphdef, network_state).initialize_state(n_envs)
-        expected = jax.jit(halves_rollout, static_argnums=(0, 1, 5))(
+        expected = jax.jit(parts_rollout, static_argnums=(0, 1, 5))(
             env, graphdef, network_state, env_state, recurrent, length)
         actual = collect_pipelined(env, graphdef, network_state, env_state, recurrent, length)
     assert_close(expected, actual)
     assert float(actual[3].done.sum()) > float(actual[3].truncated.sum()) > 0
 
 
-def test_pipelined_training_on_the_chip_matches_the_jitted_cpu_backend(env):
+@pytest.mark.parametrize("device_share", [0.0, 0.5], ids=["host", "device-share"])
+def test_pipelined_training_on_the_chip_matches_the_jitted_backends(env, device_share):
+    """With a device share, half the envs are MJX's on the chip (its device twin)."""
     config = PPOConfig(n_envs=8, rollout_length=5, n_epochs=2, n_minibatches=2,
                        iterations_per_call=2, total_steps=80)
     with jax.default_matmul_precision("float32"):
         groups, state = new_training_state([(env, network(env))], config, seed=0)
-        step = pipelined_train_step(groups, config, state)
-        assert_training_matches(groups, config, state, step)
+        step = pipelined_train_step(groups, config, state, device_share)
+        assert_training_matches(groups, config, state, step, device_share=device_share)

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from flax import nnx
-from pipelined_reference import assert_close, assert_training_matches, halves_rollout
+from pipelined_reference import assert_close, assert_training_matches, parts_rollout
 from ppo_test_network import PerModuleMLP
 from tiny_body import tiny_xml
 
@@ -16,7 +16,7 @@ from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.ppo import BodyGroupError, PPOConfig, new_training_state
 from modular_ppo.ppo.ahead import CompileAhead
-from modular_ppo.ppo.pipelined_rollout import collect_pipelined, compile_rollout
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined, compile_rollout, part_sizes
 from modular_ppo.ppo.pipelined_step import pipelined_train_step
 
 BODY = "hopper-modular"
@@ -33,10 +33,13 @@ def network(env, seed=0):
                         rngs=nnx.Rngs(seed))
 
 
-@pytest.mark.parametrize("ahead", [False, True], ids=["jitted", "compiled-ahead"])
-def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, ahead):
+@pytest.mark.parametrize(("ahead", "device_share"), [(False, 0.0), (True, 0.0), (True, 0.5)],
+                         ids=["jitted", "compiled-ahead", "device-share"])
+def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_part(cpu_env, ahead,
+                                                                    device_share):
     """Jitted, and compiled ahead (`compile_rollout`; the second case finds the first's
-    programs in JAX's compile cache), for halves of 3 and 4 envs."""
+    programs in JAX's compile cache), for halves of 3 and 4 envs; with a device share, the
+    host's halves of 1 and 2 envs and MJX's two shares of 2 (env 4 terminates on MJX)."""
     net = network(cpu_env)
     graphdef, network_state = nnx.split(net)
     n_envs, length = 7, 12
@@ -45,17 +48,17 @@ def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, ahe
     tilted = env_state.data.qpos.at[jnp.array([1, 4]), 2].set(0.6)
     env_state = env_state.replace(data=env_state.data.replace(qpos=tilted))
     recurrent = net.initialize_state(n_envs)
-    expected = jax.jit(halves_rollout, static_argnums=(0, 1, 5))(
-        cpu_env, graphdef, network_state, env_state, recurrent, length)
+    expected = jax.jit(parts_rollout, static_argnums=(0, 1, 5, 6))(
+        cpu_env, graphdef, network_state, env_state, recurrent, length, device_share)
     programs = None
     if ahead:
         compiler = CompileAhead()
         compiled, shapes = compile_rollout(cpu_env, graphdef, network_state, env_state,
-                                           recurrent, length, compiler)
+                                           recurrent, length, compiler, device_share)
         compiler.close()
         programs = compiled()
     actual = collect_pipelined(cpu_env, graphdef, network_state, env_state, recurrent, length,
-                               programs)
+                               programs, device_share)
     assert_close(expected, actual)
     if ahead:
         assert (jax.tree.map(lambda x: (x.shape, x.dtype), shapes)
@@ -71,6 +74,22 @@ def test_pipelined_training_matches_the_jitted_cpu_backend(cpu_env):
     groups, state = new_training_state([(cpu_env, network(cpu_env))], config, seed=0)
     step = pipelined_train_step(groups, config, state)
     assert_training_matches(groups, config, state, step)
+
+
+def test_pipelined_training_with_a_device_share_matches_the_jitted_backends(cpu_env):
+    """Half the 8 envs on MJX: the host's halves and MJX's shares of 2 envs each."""
+    config = PPOConfig(n_envs=8, rollout_length=5, n_epochs=2, n_minibatches=2,
+                       iterations_per_call=2, total_steps=80)
+    groups, state = new_training_state([(cpu_env, network(cpu_env))], config, seed=0)
+    step = pipelined_train_step(groups, config, state, device_share=0.5)
+    assert_training_matches(groups, config, state, step, device_share=0.5)
+
+
+def test_a_device_share_leaving_a_part_empty_is_refused():
+    with pytest.raises(BodyGroupError, match="device-share 0.9.*every part"):
+        part_sizes(8, 0.9)
+    assert part_sizes(4096, 0.25) == (1536, 1536, 512, 512)
+    assert part_sizes(7) == (3, 4)
 
 
 def test_an_env_off_the_cpu_backend_is_refused():

@@ -40,3 +40,6 @@ def test_what_it_cannot_do_is_refused(config):
     with pytest.raises(RunConfigError, match="--backend cpu-pipelined with --distributed"):
         dataclasses.replace(config, distributed=dataclasses.replace(
             config.distributed, coordinator_address="localhost:1234", num_processes=2, process_id=0))
+    with pytest.raises(RunConfigError, match="--device-share 0.5 with --backend mjx.*Add "
+                                             "--backend cpu-pipelined"):
+        dataclasses.replace(config, backend="mjx", device_share=0.5)

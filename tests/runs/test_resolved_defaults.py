@@ -21,6 +21,7 @@ ANT_DEFAULT = {
     "cache.compile_cache": True,
     "cache.compile_cache_dir": None,
     "checkpoint_every_steps": 500000,
+    "device_share": 0.0,
     "distributed.auto": False,
     "distributed.coordinator_address": None,
     "distributed.num_processes": None,
@@ -167,3 +168,19 @@ def test_n_envs_is_the_total_and_each_bodys_share_is_beside_the_config():
     again = resolve_train_config(resolved.config)
     assert (again.config, again.body_envs, again.loss_weights) == (
         resolved.config, resolved.body_envs, resolved.loss_weights)
+
+
+@pytest.mark.parametrize(("cores", "backend", "share"), [(13, "cpu-pipelined", 0.4),
+                                                          (4, "cpu", 0.0)])
+def test_auto_on_a_tpu_with_host_cores_to_spare_is_the_pipelined_backend(
+        monkeypatch, cores, backend, share):
+    """JAX's platform and the host's cores stood in for: with 8 cores or more, "auto" on a
+    TPU is the pipelined backend with resolve.DEVICE_SHARE on MJX; with fewer, the
+    bodies' default backend (on this CPU machine's JAX: "cpu")."""
+    monkeypatch.setattr(resolve, "_platform", lambda: "tpu")
+    monkeypatch.setattr(resolve, "usable_cores", lambda: cores)
+    config = TrainRunConfig(body="hopper-modular", ppo=PPOConfig(n_envs=8))
+    resolved = resolve_train_config(config).config
+    assert (resolved.backend, resolved.device_share) == (backend, share)
+    given = TrainRunConfig(body="hopper-modular", backend="cpu-pipelined", device_share=0.1)
+    assert resolve_train_config(given).config.device_share == 0.1

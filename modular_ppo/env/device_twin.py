@@ -1,0 +1,71 @@
+"""A CPU-backend env's twin on MJX: the same task, observations and episodes, its states
+`CpuData` like the CPU backend's, stepped by MJX on the device. `--backend cpu-pipelined
+--device-share` steps a share of the environments with it while the host's C simulator
+steps the rest, so the two engines' environments make one batch of one state type."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float
+from mujoco import mjx
+
+from modular_ppo.env.cpu_simulator import CpuData, CpuPhysics
+from modular_ppo.env.errors import EnvError
+from modular_ppo.env.modular_env import ModularEnv
+from modular_ppo.env.physics import Physics, contact_forces
+
+
+class MjxOnCpuData:
+    """A `Simulator` stepping `CpuData` with MJX (`Physics`): each step builds an
+    `mjx.Data` from the state fields CpuData carries (time, qpos, qvel, act,
+    qacc_warmstart, ctrl; `mjx.step` recomputes everything else from them) and keeps the
+    derived fields observations read. So a state moves between this and the C simulator
+    unchanged, and a step is MJX's step of the same state."""
+
+    def __init__(self, physics: Physics):
+        self._physics = physics
+        self.model = physics.model
+        self.frame_skip = physics.frame_skip
+        self.dt = physics.dt
+        self.contact_forces = physics.contact_forces
+
+    def _as_cpu_data(self, data: mjx.Data) -> CpuData:
+        cfrc_ext = (contact_forces(data) if self.contact_forces
+                    else jnp.zeros_like(contact_forces(data)))
+        return CpuData(time=data.time, qpos=data.qpos, qvel=data.qvel, act=data.act,
+                       qacc_warmstart=data.qacc_warmstart, ctrl=data.ctrl, xpos=data.xpos,
+                       xmat=data.xmat, cvel=data.cvel, subtree_com=data.subtree_com,
+                       cfrc_ext=cfrc_ext)
+
+    def _as_mjx_data(self, data: CpuData) -> mjx.Data:
+        return self._physics.blank_with(
+            time=data.time, qpos=data.qpos, qvel=data.qvel, act=data.act,
+            qacc_warmstart=data.qacc_warmstart, ctrl=data.ctrl)
+
+    def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
+        return self._as_cpu_data(self._physics.start(qpos, qvel))
+
+    def restart_where(
+        self, done: Bool[Array, ""], data: CpuData, qpos: Float[Array, "nq"],
+        qvel: Float[Array, "nv"],
+    ) -> CpuData:
+        fresh = self.start(qpos, qvel)
+        return jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, data)
+
+    def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
+        return self._as_cpu_data(self._physics.step(self._as_mjx_data(data), ctrl))
+
+
+@functools.lru_cache(maxsize=64)  # one per body of a run, shared by its rollouts' programs
+def device_twin(env: ModularEnv) -> ModularEnv:
+    """`env` (a CPU-backend ModularEnv) with MJX stepping its `CpuData` states
+    (`MjxOnCpuData`); EnvError, naming the body and the fix, where MJX refuses the body."""
+    if not isinstance(env.physics, CpuPhysics):
+        raise EnvError(f"{env.body.source}: a device twin is made of a CPU-backend env "
+                       f"(make_env(body, config, \"cpu\")), not of one on "
+                       f"{type(env.physics).__name__}.")
+    physics = Physics(env.body, contact_forces=env.physics.contact_forces)
+    return ModularEnv(env.body, env.task, env.config, physics=MjxOnCpuData(physics))
