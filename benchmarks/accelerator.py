@@ -17,8 +17,8 @@ is skipped (a row saying so) when less is left than it needs to give a figure
 - raw/<n>: vmap(mjx.step) x frame skip, random controls, n envs (cases.py `mjx-step`), with
   XLA's memory analysis of the program: the bytes per env give the largest env count
   that fits in the chip's memory (the table's "fits" line; an estimate, raw physics only);
-- train-first/<n>: `cli.py train --ppo.n-envs n` (the CLI's accelerator defaults
-  otherwise, plus the flags after `--`) with an empty compile cache, stopped after
+- train-first/<n>: `cli.py train --ppo.n-envs n --backend mjx` (the CLI's accelerator
+  defaults otherwise, plus the flags after `--`) with an empty compile cache, stopped after
   `TIMED_CALLS` training calls after the first: compile s (`time/compile_s`), seconds to
   the first progress line, training env-steps/s (median of the calls after the first);
 - train-second/<n>: the same command again on the cache the first run filled;
@@ -149,7 +149,7 @@ def train_part(n_envs: int, body: str, cache: Path, flags: list[str], timeout_s:
     load_before = os.getloadavg()[0]
     command = ["--body", body, "--ppo.n-envs", str(n_envs), "--eval-every-steps", "0",
                "--checkpoint-every-steps", "0", "--no-video", "--compile-cache-dir", str(cache),
-               *flags]
+               "--backend", "mjx", *flags]  # MJX unless the flags say otherwise (last wins)
     with tempfile.TemporaryDirectory(prefix="accelerator_runs_") as runs:
         run = run_cli(command, Path(runs), timeout_s, until=enough,
                       mark=lambda line: line.startswith(PROGRESS_PREFIX))

@@ -22,6 +22,8 @@ from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.cpu_backend import cpu_unsupported_reason
 from modular_ppo.env.cpu_simulator import usable_cores
+from modular_ppo.env.errors import UnsupportedModelError
+from modular_ppo.env.physics import put_model
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks.registry import architecture
@@ -105,7 +107,7 @@ def resolve_train_config(config: TrainRunConfig, env: ModularEnvProtocol | None 
         config = _with_backend(config, bodies)
         envs = {name: make_env(body, config.env, config.env_backend)
                 for name, body in bodies.items()}
-    config = _with_device_share(config)
+    config = _with_device_share(config, {name: env.body for name, env in envs.items()})
     if architecture(config.arch).tokens:
         # A resumed run keeps the sizes it was built with (held-out bodies may be added).
         headroom = len(bodies) > 1 or bool(config.held_out and config.resume is None)
@@ -177,13 +179,25 @@ def _with_backend(config: TrainRunConfig, bodies: Mapping[str, BodyGraph]) -> Tr
     return dataclasses.replace(config, backend=backends.pop() if len(backends) == 1 else "mjx")
 
 
-def _with_device_share(config: TrainRunConfig) -> TrainRunConfig:
+def _with_device_share(config: TrainRunConfig,
+                       bodies: Mapping[str, BodyGraph]) -> TrainRunConfig:
     """`config` with an unset device share decided: DEVICE_SHARE for a pipelined run on an
-    accelerator, else 0 (where JAX runs on CPU, MJX would step on the simulator's cores)."""
+    accelerator where MJX loads every body, else 0 (where JAX runs on CPU, MJX would step
+    on the simulator's cores)."""
     if config.device_share is not None:
         return config
-    accelerated = config.pipelined and _platform() != "cpu"
-    return dataclasses.replace(config, device_share=DEVICE_SHARE if accelerated else 0.0)
+    share = DEVICE_SHARE if config.pipelined and _platform() != "cpu" else 0.0
+    if share and not all(_mjx_loads(body) for body in bodies.values()):
+        share = 0.0
+    return dataclasses.replace(config, device_share=share)
+
+
+def _mjx_loads(body: BodyGraph) -> bool:
+    try:
+        put_model(body)
+    except UnsupportedModelError:
+        return False
+    return True
 
 
 def split_envs(config: TrainRunConfig) -> list[int]:
