@@ -24,7 +24,8 @@ is skipped (a row saying so) when less is left than it needs to give a figure
 - train-second/<n>: the same command again on the cache the first run filled;
 - backend/<name>/<n>: the train-first command with `--backend <name>` (after the flags
   after `--`), on the cache the parts before filled: e.g. backend/cpu-pipelined/4096, the
-  host's C simulator and the chip overlapped (docs/backends.md), or backend/cpu/4096;
+  host's C simulator and the chip overlapped (docs/backends.md; `-- --device-share S`
+  sets the share of envs MJX steps beside it), or backend/cpu/4096;
 - host/<n>: MuJoCo's C simulator on the host's cores (cases.py `mujoco-batch`);
 - split/<n>/<h>: both engines at once, raw physics: the C simulator on the host's cores
   steps h envs while MJX steps the other n - h on the chip (cases.py `split-step`; a draft

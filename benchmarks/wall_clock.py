@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cli_runs import PROGRESS_PREFIX, run_cli  # noqa: E402
-from report import environment_facts  # noqa: E402
+from cli_runs import PROGRESS_PREFIX, run_cli
+from report import environment_facts
 
 
 def evaluations(rows: list[dict], offset_s: float) -> list[dict]:
@@ -32,18 +30,19 @@ def evaluations(rows: list[dict], offset_s: float) -> list[dict]:
 
 
 def summary(rows: list[dict], first_progress_s: float | None, budget_s: float) -> dict:
-    """What a run's metrics rows say about the budget (see the module docstring)."""
+    """What a run's metrics rows say about the budget (see the module docstring): only the
+    rows logged within it count."""
     if not rows or first_progress_s is None:
         return {"error": "no progress line within the budget"}
     offset_s = first_progress_s - rows[0]["time/elapsed_s"]
-    evals = [e for e in evaluations(rows, offset_s) if e["wall_s"] <= budget_s]
-    rates = [row["throughput/env_steps_per_s"] for row in rows
-             if "throughput/env_steps_per_s" in row]
-    last = rows[-1]
+    rows = [row for row in rows if row["time/elapsed_s"] + offset_s <= budget_s]
+    evals = evaluations(rows, offset_s)
+    rates = sorted(row["throughput/env_steps_per_s"] for row in rows
+                   if "throughput/env_steps_per_s" in row)
     return {
         "first_progress_s": round(first_progress_s, 1),
-        "steps_within_budget": last["step"],
-        "training_env_steps_per_s_median": round(sorted(rates)[len(rates) // 2]) if rates else None,
+        "steps_within_budget": rows[-1]["step"],
+        "training_env_steps_per_s_median": round(rates[len(rates) // 2]) if rates else None,
         "evaluation_s_total": round(sum(row.get("time/eval_s", 0.0) for row in rows), 1),
         "best_eval_team_return": max((e["eval_team_return"] for e in evals), default=None),
         "last_eval_team_return": evals[-1]["eval_team_return"] if evals else None,

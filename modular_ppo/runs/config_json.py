@@ -45,6 +45,8 @@ def config_from_json(data: dict[str, Any]) -> TrainRunConfig:
     also from a config.json written by an earlier version (see `_OLD_KEYS`)."""
     if "backend" not in data:  # written before the CPU backend existed: those ran on MJX
         data = {**data, "backend": "mjx"}
+    if "device_share" not in data:  # written before the device share: the host stepped all
+        data = {**data, "device_share": 0.0}
     data = {**data, **{section: _renamed_keys(data[section], old_keys)
                        for section, old_keys in _OLD_KEYS.items() if section in data}}
     check_record(data, TrainRunConfig, flag)  # numbers' types and ranges (runs/limits.py)

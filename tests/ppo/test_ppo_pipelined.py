@@ -28,28 +28,40 @@ def cpu_env():
     return make_env(load_body(BODY), EnvConfig(episode_length=7), "cpu", nthread=1)
 
 
+@pytest.fixture(scope="module")
+def tiny_cpu_env():
+    return make_env(BodyGraph.from_mjcf(tiny_xml()), EnvConfig(episode_length=5), "cpu",
+                    nthread=1)
+
+
 def network(env, seed=0):
     return PerModuleMLP(env.obs_sizes, env.action_sizes, hidden=16, recurrent=True,
                         rngs=nnx.Rngs(seed))
 
 
-@pytest.mark.parametrize(("ahead", "device_share"), [(False, 0.0), (True, 0.0), (True, 0.5)],
-                         ids=["jitted", "compiled-ahead", "device-share"])
-def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_part(cpu_env, ahead,
-                                                                    device_share):
+@pytest.mark.parametrize("ahead", [False, True], ids=["jitted", "compiled-ahead"])
+def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, ahead):
     """Jitted, and compiled ahead (`compile_rollout`; the second case finds the first's
-    programs in JAX's compile cache), for halves of 3 and 4 envs; with a device share, the
-    host's halves of 1 and 2 envs and MJX's two shares of 2 (env 4 terminates on MJX)."""
+    programs in JAX's compile cache), for halves of 3 and 4 envs."""
+    assert_pipelined_rollout(cpu_env, ahead)
+
+
+def test_a_device_share_rollout_is_the_host_halves_and_the_twins_shares(tiny_cpu_env):
+    """The host's halves of 1 and 2 envs and MJX's two shares of 2, compiled ahead; the
+    tiny body (cheap for MJX to compile) ends episodes by its time limit."""
+    assert_pipelined_rollout(tiny_cpu_env, True, device_share=0.5, tilt=False)
+
+
+def assert_pipelined_rollout(cpu_env, ahead, device_share=0.0, tilt=True):
+    """`collect_pipelined` on 7 envs for 12 steps equals `parts_rollout`."""
     net = network(cpu_env)
     graphdef, network_state = nnx.split(net)
     n_envs, length = 7, 12
     env_state = jax.vmap(cpu_env.reset)(jax.random.split(jax.random.key(3), n_envs))
-    # Envs 1 and 4 (one per half) start tilted past the healthy angle: they terminate.
-    tilted = env_state.data.qpos.at[jnp.array([1, 4]), 2].set(0.6)
-    env_state = env_state.replace(data=env_state.data.replace(qpos=tilted))
+    if tilt:  # envs 1 and 4 (one per half) start past the healthy angle: they terminate
+        tilted = env_state.data.qpos.at[jnp.array([1, 4]), 2].set(0.6)
+        env_state = env_state.replace(data=env_state.data.replace(qpos=tilted))
     recurrent = net.initialize_state(n_envs)
-    expected = jax.jit(parts_rollout, static_argnums=(0, 1, 5, 6))(
-        cpu_env, graphdef, network_state, env_state, recurrent, length, device_share)
     programs = None
     if ahead:
         compiler = CompileAhead()
@@ -59,13 +71,20 @@ def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_part(cpu_env, ahe
         programs = compiled()
     actual = collect_pipelined(cpu_env, graphdef, network_state, env_state, recurrent, length,
                                programs, device_share)
+    # The reference after: with JAX 0.10.2, a program traced ahead (`CompileAhead`) after
+    # a jit of another function traced the same MJX step compiled the MJX model as inputs
+    # it was then not given ("compiled for 414 inputs but called with 61").
+    expected = jax.jit(parts_rollout, static_argnums=(0, 1, 5, 6))(
+        cpu_env, graphdef, network_state, env_state, recurrent, length, device_share)
     assert_close(expected, actual)
     if ahead:
         assert (jax.tree.map(lambda x: (x.shape, x.dtype), shapes)
                 == jax.tree.map(lambda x: (x.shape, x.dtype), actual))
     rollout = actual[3]
-    assert float(rollout.done.sum()) > float(rollout.truncated.sum()) > 0  # both ways to end
     assert rollout.done.shape == (length, n_envs)
+    assert float(rollout.truncated.sum()) > 0
+    if tilt:
+        assert float(rollout.done.sum()) > float(rollout.truncated.sum())  # both ways to end
 
 
 def test_pipelined_training_matches_the_jitted_cpu_backend(cpu_env):
@@ -76,11 +95,12 @@ def test_pipelined_training_matches_the_jitted_cpu_backend(cpu_env):
     assert_training_matches(groups, config, state, step)
 
 
-def test_pipelined_training_with_a_device_share_matches_the_jitted_backends(cpu_env):
+def test_pipelined_training_with_a_device_share_matches_the_jitted_backends(tiny_cpu_env):
     """Half the 8 envs on MJX: the host's halves and MJX's shares of 2 envs each."""
     config = PPOConfig(n_envs=8, rollout_length=5, n_epochs=2, n_minibatches=2,
                        iterations_per_call=2, total_steps=80)
-    groups, state = new_training_state([(cpu_env, network(cpu_env))], config, seed=0)
+    groups, state = new_training_state([(tiny_cpu_env, network(tiny_cpu_env))], config,
+                                       seed=0)
     step = pipelined_train_step(groups, config, state, device_share=0.5)
     assert_training_matches(groups, config, state, step, device_share=0.5)
 

@@ -70,7 +70,7 @@ def test_the_first_progress_line_comes_before_the_first_evaluation(tmp_path: Pat
         return state
 
     config = types.SimpleNamespace(seed=0, resume=None, eval_every_steps=16,
-                                   checkpoint_every_steps=0,
+                                   checkpoint_every_steps=0, backend_in_words="--backend cpu",
                                    ppo=types.SimpleNamespace(total_steps=32))
     run = types.SimpleNamespace(config=config, state=types.SimpleNamespace(steps=0),
                                 progress_modules=MODULES, progress_bodies=(), fit=fit)

@@ -36,6 +36,7 @@ def test_an_old_style_config_json_loads_with_its_network_settings():
     before = copy.deepcopy(data)
     config = config_from_json(data)
     assert config.env.neighbor_hops == 2
+    assert config.device_share == 0.0  # before the device share, the host stepped every env
     network = config.network
     assert network == NetworkConfig(
         arch="attention", embedding_size=48, graph=GraphConfig(rounds=3),
