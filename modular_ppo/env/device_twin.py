@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import functools
 
-import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Float
+from jaxtyping import Array, Float
 from mujoco import mjx
 
 from modular_ppo.env.cpu_simulator import CpuData, CpuPhysics
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.modular_env import ModularEnv
-from modular_ppo.env.physics import Physics, contact_forces
+from modular_ppo.env.physics import Physics, StartsEverywhere, contact_forces
 
 
-class MjxOnCpuData:
+class MjxOnCpuData(StartsEverywhere):
     """A `Simulator` stepping `CpuData` with MJX (`Physics`): each step builds an
     `mjx.Data` from the state fields CpuData carries (time, qpos, qvel, act,
     qacc_warmstart, ctrl; `mjx.step` recomputes everything else from them) and keeps the
@@ -47,13 +46,6 @@ class MjxOnCpuData:
 
     def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
         return self._as_cpu_data(self._physics.start(qpos, qvel))
-
-    def restart_where(
-        self, done: Bool[Array, ""], data: CpuData, qpos: Float[Array, "nq"],
-        qvel: Float[Array, "nv"],
-    ) -> CpuData:
-        fresh = self.start(qpos, qvel)
-        return jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, data)
 
     def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
         return self._as_cpu_data(self._physics.step(self._as_mjx_data(data), ctrl))

@@ -22,13 +22,14 @@ import jax
 import jax.numpy as jnp
 import mujoco
 import numpy as np
-from jaxtyping import Array, Bool, Float
+from jaxtyping import Array, Float
 
 from modular_ppo.body import BodyGraph
 from modular_ppo.env.cpu_simulator import DERIVED_FIELDS, STATE_FIELDS, CpuData
+from modular_ppo.env.physics import StartsEverywhere
 
 
-class GymnasiumPhysics:
+class GymnasiumPhysics(StartsEverywhere):
     """Starts and steps one environment's `CpuData` as Gymnasium's `MujocoEnv` does (see
     module docstring); `restart_where` starts every environment and selects."""
 
@@ -51,13 +52,6 @@ class GymnasiumPhysics:
     def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
         """Gymnasium's reset: `mj_resetData`, then `set_state(qpos, qvel)` (mj_forward)."""
         return self._call(self._start_host, qpos, qvel)
-
-    def restart_where(
-        self, done: Bool[Array, ""], data: CpuData, qpos: Float[Array, "nq"],
-        qvel: Float[Array, "nv"],
-    ) -> CpuData:
-        started = self.start(qpos, qvel)
-        return jax.tree.map(lambda new, old: jnp.where(done, new, old), started, data)
 
     def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
         """Gymnasium's `do_simulation(ctrl, frame_skip)` from `data`."""

@@ -66,7 +66,18 @@ class Simulator(Protocol):
         ...
 
 
-class Physics:
+class StartsEverywhere:
+    """`Simulator.restart_where` from the simulator's own `start`: a fresh start made for
+    every environment and kept where it is done (under vmap, selection is all there is)."""
+
+    def restart_where(
+        self, done: Bool[Array, ""], data: Any, qpos: Float[Array, "nq"],
+        qvel: Float[Array, "nv"],
+    ) -> Any:
+        return jax.tree.map(lambda a, b: jnp.where(done, a, b), self.start(qpos, qvel), data)
+
+
+class Physics(StartsEverywhere):
     """The MJX `Simulator`: starts and steps one environment's `mjx.Data` (callers vmap)."""
 
     def __init__(self, body: BodyGraph, contact_forces: bool):
@@ -87,13 +98,6 @@ class Physics:
     def blank_with(self, **fields: Array) -> mjx.Data:
         """The model's blank data (`mjx.make_data`) with these fields set."""
         return self._blank.replace(**fields)
-
-    def restart_where(
-        self, done: Bool[Array, ""], data: mjx.Data, qpos: Float[Array, "nq"],
-        qvel: Float[Array, "nv"],
-    ) -> mjx.Data:
-        fresh = self.start(qpos, qvel)
-        return jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, data)
 
     def step(self, data: mjx.Data, ctrl: Float[Array, "nu"]) -> mjx.Data:
         """`frame_skip` physics steps holding `ctrl`, then the kinematics of the new state
