@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tiny_body import tiny_xml
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ["raw/4", "train-first/4", "train-second/4", "backend/cpu-pipelined/4", "host/4"]
@@ -22,8 +23,8 @@ TRAIN_FLAGS = ["--backend", "cpu", "--ppo.n-minibatches", "2", "--ppo.rollout-le
                "--ppo.n-epochs", "1", "--env.episode-length", "8"]
 """MuJoCo's C simulator for training (no MJX training program to compile on CPU); the raw
 part is MJX's, the one the accelerator runs."""
-BODY = "hopper-modular"
-"""A body cheaper to compile than the script's default ant (`--body`)."""
+BODY_XML = tiny_xml(world='<geom name="floor" type="plane" size="5 5 0.1"/>')
+"""The tiny body (`--body` its file): far cheaper to compile than the script's default ant."""
 
 
 def _load(name: str, path: Path, monkeypatch):
@@ -44,22 +45,24 @@ def accelerator(monkeypatch):
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("accelerator")
+    body = out / "tiny.xml"
+    body.write_text(BODY_XML)
     done = subprocess.run(
         ["bash", str(ROOT / "benchmarks/accelerator.sh"), "--budget-s", "3000", "--time-scale",
-         "10", "--body", BODY, "--out", str(out), "--plan", *PLAN, "--", *TRAIN_FLAGS],
+         "10", "--body", str(body), "--out", str(out), "--plan", *PLAN, "--", *TRAIN_FLAGS],
         cwd=ROOT, capture_output=True, text=True, timeout=3000,
         env={**os.environ, "PYTHON": sys.executable, "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout + done.stderr
-    return done, out
+    return done, out, str(body)
 
 
 def test_every_part_gives_its_row_and_line(tiny_run):
-    done, out = tiny_run
+    done, out, body = tiny_run
     record = json.loads((out / "accelerator.json").read_text())
     assert record["devices"]["platform"] == "cpu" and record["devices"]["host_cores"] >= 1
     assert done.stdout.startswith("device: cpu x 1 (JAX platform cpu)")
-    assert record["body"] == BODY
-    assert all(row.get("body") == BODY or BODY in row["flags"] for row in record["rows"])
+    assert record["body"] == body
+    assert all(row.get("body") == body or body in row["flags"] for row in record["rows"])
     rows = {row["part"]: row for row in record["rows"]}
     assert list(rows) == PLAN
     for row in rows.values():
@@ -70,14 +73,14 @@ def test_every_part_gives_its_row_and_line(tiny_run):
         assert rows[part]["first_progress_s"] > 0, rows[part]
     table = (out / "accelerator.md").read_text()
     assert re.search(r"- Device: cpu x 1 \(JAX platform cpu\); host .+, \d+ cores", table)
-    assert table.startswith("## Accelerator run of ") and f"({BODY})" in table.splitlines()[0]
+    assert table.startswith("## Accelerator run of ") and f"({body})" in table.splitlines()[0]
     for part in PLAN:
         assert re.search(rf"^\| {part} \| .+ \| 4 \| [\d,]+ \| [\d.]+ \|", table, re.MULTILINE), (
             part, table)
 
 
 def test_the_table_prints_again_from_the_json(tiny_run):
-    _, out = tiny_run
+    _, out, _ = tiny_run
     again = subprocess.run([sys.executable, str(ROOT / "benchmarks/accelerator.py"), "--table",
                             str(out / "accelerator.json")], cwd=ROOT, capture_output=True,
                            text=True, timeout=120)
