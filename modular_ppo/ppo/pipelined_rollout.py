@@ -61,6 +61,7 @@ from modular_ppo.ppo.rollout import (
     bootstrap_values,
     joined_rollouts,
     rollout_of,
+    rollout_step,
 )
 
 
@@ -179,11 +180,9 @@ def share_steps(
     twin = device_twin(env)
 
     def step(leaves, env_state, recurrent):
-        network = nnx.merge(graphdef, jax.tree.unflatten(network_tree, leaves))
-        out = network(recurrent, env_state.obs)
-        next_env_state = jax.vmap(twin.step)(env_state, out.output.actions)
-        next_recurrent, record = after_step(network, out, env_state, next_env_state)
-        return (jax.tree.leaves(nnx.state(network)), next_env_state, next_recurrent), record
+        (network_state, env_state, recurrent), record = rollout_step(
+            twin, graphdef, jax.tree.unflatten(network_tree, leaves), env_state, recurrent)
+        return (jax.tree.leaves(network_state), env_state, recurrent), record
 
     def step_last(leaves, env_state, recurrent):
         (leaves, env_state, recurrent), record = step(leaves, env_state, recurrent)

@@ -45,9 +45,8 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
     """A function state -> (state, metrics) computing what `train_step(groups, config, ·)`
     does, with every body's rollout collected by `collect_pipelined` (so each part of a
     body's environments but the first draws its action noise from a stream of its own:
-    pipelined_rollout.py)
-    and the updates jitted apart; its programs compiled here for states shaped like
-    `state`, side by side (`CompileAhead`). device_share: of each body's environments,
+    pipelined_rollout.py) and the updates jitted apart; its programs compiled here for
+    states shaped like `state`, side by side (`CompileAhead`). device_share: of each body's environments,
     about this share is stepped by MJX on the device (`part_sizes`). BodyGroupError for
     data parallelism or an env not on the CPU backend."""
     if config.data_parallel:

@@ -62,21 +62,28 @@ def collect_rollout(
     ended an episode. Returns the network state (its RNG counters advanced), env states and
     recurrent states after the rollout, and the rollout.
     """
-    step_envs = jax.vmap(env.step)
-
     def step(carry, _):
-        network_state, env_state, recurrent = carry
-        network = nnx.merge(graphdef, network_state)
-        out = network(recurrent, env_state.obs)
-        next_env_state = step_envs(env_state, out.output.actions)
-        next_recurrent, transition = after_step(network, out, env_state, next_env_state)
-        return (nnx.state(network), next_env_state, next_recurrent), transition
+        return rollout_step(env, graphdef, *carry)
 
     (network_state, env_state, recurrent), steps = jax.lax.scan(
         step, (network_state, env_state, recurrent), length=length
     )
     rollout = rollout_of(steps, bootstrap_values(graphdef, network_state, recurrent, env_state))
     return network_state, env_state, recurrent, rollout
+
+
+def rollout_step(
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
+    env_state: State, recurrent: NetState,
+) -> tuple[tuple[nnx.State, State, NetState], dict[str, Any]]:
+    """One step of `collect_rollout`: the network acts on the N envs' observations and
+    every env steps (vmap). Returns the network state (its RNG counters advanced), env
+    and recurrent states after the step, and the step's record (`after_step`)."""
+    network = nnx.merge(graphdef, network_state)
+    out = network(recurrent, env_state.obs)
+    next_env_state = jax.vmap(env.step)(env_state, out.output.actions)
+    next_recurrent, record = after_step(network, out, env_state, next_env_state)
+    return (nnx.state(network), next_env_state, next_recurrent), record
 
 
 def after_step(

@@ -22,8 +22,8 @@ from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.cpu_backend import cpu_unsupported_reason
 from modular_ppo.env.cpu_simulator import usable_cores
-from modular_ppo.env.errors import UnsupportedModelError
-from modular_ppo.env.physics import put_model
+from modular_ppo.env.device_twin import device_twin
+from modular_ppo.env.errors import EnvError
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks.registry import architecture
@@ -107,7 +107,7 @@ def resolve_train_config(config: TrainRunConfig, env: ModularEnvProtocol | None 
         config = _with_backend(config, bodies)
         envs = {name: make_env(body, config.env, config.env_backend)
                 for name, body in bodies.items()}
-    config = _with_device_share(config, {name: env.body for name, env in envs.items()})
+    config = _with_device_share(config, envs)
     if architecture(config.arch).tokens:
         # A resumed run keeps the sizes it was built with (held-out bodies may be added).
         headroom = len(bodies) > 1 or bool(config.held_out and config.resume is None)
@@ -184,22 +184,22 @@ def _with_backend(config: TrainRunConfig, bodies: Mapping[str, BodyGraph]) -> Tr
 
 
 def _with_device_share(config: TrainRunConfig,
-                       bodies: Mapping[str, BodyGraph]) -> TrainRunConfig:
+                       envs: Mapping[str, ModularEnvProtocol]) -> TrainRunConfig:
     """`config` with an unset device share decided: DEVICE_SHARE for a pipelined run on an
-    accelerator where MJX loads every body, else 0 (where JAX runs on CPU, MJX would step
-    on the simulator's cores)."""
+    accelerator where every env has an MJX twin (`env.device_twin`, kept for the run's
+    rollouts), else 0 (where JAX runs on CPU, MJX would step on the simulator's cores)."""
     if config.device_share is not None:
         return config
     share = DEVICE_SHARE if config.pipelined and _platform() != "cpu" else 0.0
-    if share and not all(_mjx_loads(body) for body in bodies.values()):
+    if share and not all(_has_twin(env) for env in envs.values()):
         share = 0.0
     return dataclasses.replace(config, device_share=share)
 
 
-def _mjx_loads(body: BodyGraph) -> bool:
+def _has_twin(env: ModularEnvProtocol) -> bool:
     try:
-        put_model(body)
-    except UnsupportedModelError:
+        device_twin(env)
+    except EnvError:  # MJX refuses the body, or the env is not the CPU backend's
         return False
     return True
 
