@@ -163,13 +163,15 @@ def device_steps(
 
 @dataclasses.dataclass(frozen=True)
 class ShareSteps:
-    """The device share's program: whole env steps on MJX (`env.device_twin`), the network
-    acting first, jitted with the env and network closed over."""
+    """The device share's programs: whole env steps on MJX (`env.device_twin`), the
+    network acting first, jitted with the env and network closed over. The last step is
+    `step` too, then `values`: a second program holding MJX's step would double the
+    share's compile (its critical path on a TPU)."""
 
     step: Callable[..., tuple[tuple, dict[str, Any]]]
     """(network leaves, env state, recurrent) -> (the same after one step, its record)."""
-    step_last: Callable[..., tuple[tuple, dict[str, Any], dict[str, jax.Array]]]
-    """The rollout's last step: also the value estimates of the states reached."""
+    values: Callable[..., dict[str, jax.Array]]
+    """(network leaves, env state, recurrent) -> the value estimates of that state."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -184,13 +186,11 @@ def share_steps(
             twin, graphdef, jax.tree.unflatten(network_tree, leaves), env_state, recurrent)
         return (jax.tree.leaves(network_state), env_state, recurrent), record
 
-    def step_last(leaves, env_state, recurrent):
-        (leaves, env_state, recurrent), record = step(leaves, env_state, recurrent)
-        values = bootstrap_values(graphdef, jax.tree.unflatten(network_tree, leaves),
-                                  recurrent, env_state)
-        return (leaves, env_state, recurrent), record, values
+    def values(leaves, env_state, recurrent):
+        return bootstrap_values(graphdef, jax.tree.unflatten(network_tree, leaves),
+                                recurrent, env_state)
 
-    return ShareSteps(jax.jit(step), jax.jit(step_last))
+    return ShareSteps(jax.jit(step), jax.jit(values))
 
 
 def part_sizes(n_envs: int, device_share: float = 0.0) -> tuple[int, ...]:
@@ -284,10 +284,10 @@ def compile_rollout(
             halves.append((act, advance, last))
         else:
             shared = share_steps(env, graphdef, network_tree)
-            step, (_, record) = ahead.submit(shared.step, leaves, part_env, part_recurrent)
-            last, (final, _, value) = ahead.submit(shared.step_last, leaves, part_env,
-                                                   part_recurrent)
-            shares.append((step, last))
+            step, (final, record) = ahead.submit(shared.step, leaves, part_env,
+                                                 part_recurrent)
+            values_of, value = ahead.submit(shared.values, *final)
+            shares.append((step, values_of))
         finals.append(final)
         records.append([record] * length)
         values.append(value)
@@ -342,11 +342,9 @@ def collect_pipelined(
                 finals[i], record, values[i] = steps.advance_last(halves[i], result)
             records[i].append(record)
             if shares:  # queued on the device behind the half's step, whose request goes first
-                share = programs.shares[i]
-                if t < length - 1:
-                    shares[i], record = share.step(*shares[i])
-                else:
-                    finals[2 + i], record, values[2 + i] = share.step_last(*shares[i])
+                shares[i], record = programs.shares[i].step(*shares[i])
                 records[2 + i].append(record)
+    for i, share in enumerate(shares):
+        finals[2 + i], values[2 + i] = share, programs.shares[i].values(*share)
     env_state, recurrent, rollout = programs.joined(tuple(finals), tuple(records), tuple(values))
     return jax.tree.unflatten(network_tree, finals[0][0]), env_state, recurrent, rollout
