@@ -26,6 +26,11 @@ from modular_ppo.ppo.rollout import collect_rollout, joined_rollouts
 from modular_ppo.ppo.step import combined_metrics
 
 
+_rollout = jax.jit(collect_rollout, static_argnums=(0, 1, 5))
+"""One program per env and part size: the two halves share one, the two shares another
+(one program of all four rollouts took minutes to compile on a TPU, MJX's step twice)."""
+
+
 def parts_rollout(env, graphdef, network_state, env_state, recurrent, length,
                   device_share=0.0):
     """The jitted `collect_rollout` of each part of the environments (`part_sizes`): the
@@ -37,9 +42,9 @@ def parts_rollout(env, graphdef, network_state, env_state, recurrent, length,
     outs = []
     for k, (size, end) in enumerate(zip(sizes, ends)):
         part = functools.partial(jax.tree.map, lambda x: x[end - size:end])
-        outs.append(collect_rollout(env if k < 2 else device_twin(env), graphdef,
-                                    part_stream(network_state, k), part(env_state),
-                                    part(recurrent), length))
+        outs.append(_rollout(env if k < 2 else device_twin(env), graphdef,
+                             part_stream(network_state, k), part(env_state),
+                             part(recurrent), length))
     joined = functools.partial(jax.tree.map, lambda *xs: jnp.concatenate(xs))
     return (outs[0][0], joined(*(out[1] for out in outs)), joined(*(out[2] for out in outs)),
             functools.reduce(joined_rollouts, [out[3] for out in outs]))
@@ -48,14 +53,12 @@ def parts_rollout(env, graphdef, network_state, env_state, recurrent, length,
 def reference_step(groups, config, state, device_share=0.0):
     """`pipelined_train_step`'s call with the rollouts of the jitted CPU backend and its
     device twin (`parts_rollout`) and the same update (`learn_from_rollouts`)."""
-    rollouts = jax.jit(functools.partial(parts_rollout, device_share=device_share),
-                       static_argnums=(0, 1, 5))
     outputs = []
     for _ in range(config.iterations_per_call):
-        collections = {group.name: rollouts(
+        collections = {group.name: parts_rollout(
             group.env, group.graphdef, state.network_state(group.name),
             state.groups[group.name].env_state, state.groups[group.name].recurrent,
-            config.rollout_length) for group in groups}
+            config.rollout_length, device_share) for group in groups}
         state, output = learn_from_rollouts(groups, config, state, collections)
         outputs.append(output)
     stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *outputs)
