@@ -64,7 +64,7 @@ def compile_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig, state: 
     if exported is None:
         return train_step.lower(groups, config, state).compile()
     leaves, treedef = jax.tree.flatten(state)
-    path = exported.folder / f"{_file_digest(exported.key, treedef, leaves)}{SUFFIX}"
+    path = exported.folder / f"{file_digest(exported.key, treedef, leaves)}{SUFFIX}"
     program = _read(path)
     if program is None or not _fits(program, leaves):
         try:
@@ -74,7 +74,7 @@ def compile_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig, state: 
             # accelerator, or a custom env's) or into a foreign custom call cannot be
             # exported; it is compiled directly, where a real error raises again.
             return train_step.lower(groups, config, state).compile()
-        _write(path, program.serialize())
+        write_whole(path, program.serialize())
 
     def train_step_exported(*leaves):
         return program.call(*leaves)
@@ -102,7 +102,7 @@ def _export(groups, config, treedef, leaves) -> export.Exported:
     return export.export(jax.jit(train_step_flat), disabled_checks=_ALLOWED_CALLS)(*leaves)
 
 
-def _file_digest(key: str, treedef, leaves) -> str:
+def file_digest(key: str, treedef, leaves) -> str:
     """The key, the state's tree and its leaves' shapes and dtypes, as a file name. The tree's
     text loses the addresses of objects in its static data (MJX's `Contact` holds numpy
     arrays wrapped for hashing, shown by address), which differ from process to process;
@@ -133,7 +133,7 @@ def _fits(program: export.Exported, leaves) -> bool:
         for aval, leaf in zip(program.in_avals, leaves))
 
 
-def _write(path: Path, data: bytearray) -> None:
+def write_whole(path: Path, data: bytearray) -> None:
     """Write `data` to `path` whole or not at all (a run stopped mid-write, or two runs
     writing the same program, leave no partial file). A folder that cannot be written
     costs later runs the trace, nothing else."""

@@ -263,36 +263,38 @@ def jitted_programs(
 def compile_rollout(
     env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_state: nnx.State,
     env_state: State, recurrent: NetState, length: int, ahead: CompileAhead,
-    device_share: float = 0.0,
+    device_share: float = 0.0, label: str = "",
 ) -> tuple[Callable[[], RolloutPrograms], tuple]:
     """The programs of `collect_pipelined` for these shapes, submitted to `ahead`: a
     function returning them compiled (waiting for their compiles), and the shapes of
-    `collect_pipelined`'s results."""
+    `collect_pipelined`'s results. label: the body's among the run's (`CompileAhead`)."""
     physics = cpu_physics(env)
     sizes = part_sizes(env_state.done.shape[0], device_share)
     network_tree = jax.tree.structure(network_state)
     steps = device_steps(env, graphdef, network_tree)
     leaves = jax.tree.leaves(network_state)
-    split, parts = ahead.submit(_split, sizes, (env_state, recurrent), n_static=1)
+    split, parts = ahead.submit(_split, sizes, (env_state, recurrent), n_static=1,
+                                label=f"{label} {sizes}")
     halves, shares, finals, records, values = [], [], [], [], []
     for k, (part_env, part_recurrent) in enumerate(parts):
         if k < 2:
-            act, half = ahead.submit(steps.act, leaves, part_env, part_recurrent)
+            act, half = ahead.submit(steps.act, leaves, part_env, part_recurrent, label=label)
             result = jax.ShapeDtypeStruct((sizes[k], physics.result_width), jnp.float32)
-            advance, (_, record) = ahead.submit(steps.advance, half, result)
-            last, (final, _, value) = ahead.submit(steps.advance_last, half, result)
+            advance, (_, record) = ahead.submit(steps.advance, half, result, label=label)
+            last, (final, _, value) = ahead.submit(steps.advance_last, half, result,
+                                                   label=label)
             halves.append((act, advance, last))
         else:
             shared = share_steps(env, graphdef, network_tree)
             step, (final, record) = ahead.submit(shared.step, leaves, part_env,
-                                                 part_recurrent)
-            values_of, value = ahead.submit(shared.values, *final)
+                                                 part_recurrent, label=f"{label} share")
+            values_of, value = ahead.submit(shared.values, *final, label=f"{label} share")
             shares.append((step, values_of))
         finals.append(final)
         records.append([record] * length)
         values.append(value)
     joined, (env_out, recurrent_out, rollout) = ahead.submit(
-        _joined, tuple(finals), tuple(records), tuple(values))
+        _joined, tuple(finals), tuple(records), tuple(values), label=label)
 
     def compiled() -> RolloutPrograms:
         return RolloutPrograms(

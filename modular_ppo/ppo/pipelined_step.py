@@ -14,6 +14,7 @@ from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.errors import BodyGroupError
 from modular_ppo.ppo.metrics import Metrics
 from modular_ppo.ppo.ahead import CompileAhead, avals
+from modular_ppo.ppo.exported_step import ExportedSteps
 from modular_ppo.ppo.pipelined_rollout import collect_pipelined, compile_rollout, cpu_physics
 from modular_ppo.ppo.rollout import Rollout
 from modular_ppo.ppo.state import BodyGroup, TrainingState
@@ -41,32 +42,36 @@ def _combined(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list
 
 
 def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
-                         state: TrainingState, device_share: float = 0.0):
+                         state: TrainingState, device_share: float = 0.0,
+                         exported: ExportedSteps | None = None):
     """A function state -> (state, metrics) computing what `train_step(groups, config, ·)`
     does, with every body's rollout collected by `collect_pipelined` (so each part of a
     body's environments but the first draws its action noise from a stream of its own:
     pipelined_rollout.py) and the updates jitted apart; its programs compiled here for
     states shaped like `state`, side by side (`CompileAhead`). device_share: of each body's environments,
-    about this share is stepped by MJX on the device (`part_sizes`). BodyGroupError for
-    data parallelism or an env not on the CPU backend."""
+    about this share is stepped by MJX on the device (`part_sizes`). exported: keep the
+    traced programs there under its key, so a later run with the key reads them instead of
+    tracing them (`CompileAhead`). BodyGroupError for data parallelism or an env not on
+    the CPU backend."""
     if config.data_parallel:
         raise BodyGroupError("--backend cpu-pipelined runs on one device: drop "
                              "--ppo.data-parallel, or use --backend mjx to split the "
                              "environments over devices.")
     for group in groups:
         cpu_physics(group.env)
-    ahead = CompileAhead()
+    ahead = CompileAhead(exported)
     try:
         rollouts, collections = {}, {}
         for group in groups:
             rollouts[group.name], collections[group.name] = compile_rollout(
                 group.env, group.graphdef, state.network_state(group.name),
                 state.groups[group.name].env_state, state.groups[group.name].recurrent,
-                config.rollout_length, ahead, device_share)
+                config.rollout_length, ahead, device_share, label=group.name)
         learn, (next_state, output) = ahead.submit(learn_from_rollouts, groups, config, state,
-                                                   collections, n_static=2)
+                                                   collections, n_static=2, label="learn")
         combined, _ = ahead.submit(_combined, groups, next_state,
-                                   [output] * config.iterations_per_call, n_static=1)
+                                   [output] * config.iterations_per_call, n_static=1,
+                                   label="metrics")
         _check_same_shapes(state, next_state)
     finally:
         ahead.close()

@@ -59,8 +59,8 @@ def train(
     exported: keep the traced training step in this folder under this key, so that a later
     `train` with the same key loads it instead of tracing it (`compile_train_step`).
     pipelined: collect rollouts with the host's C simulator and the device overlapped
-    (`pipelined_train_step`, its programs compiled side by side before the first call;
-    envs of the CPU backend; `exported` unused). device_share: with `pipelined`, about
+    (`pipelined_train_step`, its programs compiled side by side before the first call, and
+    kept in `exported` likewise; envs of the CPU backend). device_share: with `pipelined`, about
     this share of each body's environments is stepped by MJX on the device.
     """
     check_groups(groups, config)
@@ -75,7 +75,7 @@ def train(
         check_static_arguments(group.env, group.graphdef)
     state = place_state(state, groups, config)
     started = time.perf_counter()
-    step = (pipelined_train_step(groups, config, state, device_share) if pipelined
+    step = (pipelined_train_step(groups, config, state, device_share, exported) if pipelined
             else compile_train_step(groups, config, state, exported))
     compile_s = time.perf_counter() - started
     bodies = [group.name for group in groups]

@@ -134,8 +134,7 @@ class Run:
         folder = exported_folder()
         exported = (ExportedSteps(folder, program_key(self.config, self.bodies))
                     if folder is not None and not self.custom_env
-                    and not self.config.ppo.data_parallel and not self.config.pipelined
-                    else None)
+                    and not self.config.ppo.data_parallel else None)
         return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration,
                      exported=exported, pipelined=self.config.pipelined,
                      device_share=self.config.device_share or 0.0).state

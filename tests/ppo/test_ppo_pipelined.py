@@ -16,6 +16,7 @@ from modular_ppo.body import BodyGraph, load_body
 from modular_ppo.env import EnvConfig, make_env
 from modular_ppo.ppo import BodyGroupError, PPOConfig, new_training_state
 from modular_ppo.ppo.ahead import CompileAhead
+from modular_ppo.ppo.exported_step import ExportedSteps
 from modular_ppo.ppo.pipelined_rollout import collect_pipelined, compile_rollout, part_sizes
 from modular_ppo.ppo.pipelined_step import pipelined_train_step
 
@@ -39,11 +40,13 @@ def network(env, seed=0):
                         rngs=nnx.Rngs(seed))
 
 
-@pytest.mark.parametrize("ahead", [False, True], ids=["jitted", "compiled-ahead"])
-def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, ahead):
+@pytest.mark.parametrize("ahead", [False, True, "exported"],
+                         ids=["jitted", "compiled-ahead", "read-back"])
+def test_pipelined_rollout_is_the_cpu_backends_rollout_of_each_half(cpu_env, ahead, tmp_path):
     """Jitted, and compiled ahead (`compile_rollout`; the second case finds the first's
-    programs in JAX's compile cache), for halves of 3 and 4 envs."""
-    assert_pipelined_rollout(cpu_env, ahead)
+    programs in JAX's compile cache), for halves of 3 and 4 envs; read-back: the programs
+    a second compile reads from an exported store the first wrote."""
+    assert_pipelined_rollout(cpu_env, ahead, store=tmp_path if ahead == "exported" else None)
 
 
 def test_a_device_share_rollout_is_the_host_halves_and_the_twins_shares(tiny_cpu_env):
@@ -52,8 +55,9 @@ def test_a_device_share_rollout_is_the_host_halves_and_the_twins_shares(tiny_cpu
     assert_pipelined_rollout(tiny_cpu_env, True, device_share=0.5, tilt=False)
 
 
-def assert_pipelined_rollout(cpu_env, ahead, device_share=0.0, tilt=True):
-    """`collect_pipelined` on 7 envs for 12 steps equals `parts_rollout`."""
+def assert_pipelined_rollout(cpu_env, ahead, device_share=0.0, tilt=True, store=None):
+    """`collect_pipelined` on 7 envs for 12 steps equals `parts_rollout`. store: compile
+    ahead twice with an exported store there, and roll out with the second's programs."""
     net = network(cpu_env)
     graphdef, network_state = nnx.split(net)
     n_envs, length = 7, 12
@@ -63,18 +67,24 @@ def assert_pipelined_rollout(cpu_env, ahead, device_share=0.0, tilt=True):
         env_state = env_state.replace(data=env_state.data.replace(qpos=tilted))
     recurrent = net.initialize_state(n_envs)
     programs = None
-    if ahead:
-        compiler = CompileAhead()
+    written = {}
+    for _ in range(2 if store else 1 if ahead else 0):
+        compiler = CompileAhead(store and ExportedSteps(store, "key"))
         compiled, shapes = compile_rollout(cpu_env, graphdef, network_state, env_state,
-                                           recurrent, length, compiler, device_share)
+                                           recurrent, length, compiler, device_share, "hopper")
         compiler.close()
         programs = compiled()
+        if store:  # split, joined, and act, advance, advance_last per half size (3, 4);
+            # the second compile reads them back, not rewritten
+            files = {path: path.stat().st_mtime_ns for path in store.glob("*.program")}
+            assert len(files) == 8 and written in ({}, files)
+            written = files
     actual = collect_pipelined(cpu_env, graphdef, network_state, env_state, recurrent, length,
                                programs, device_share)
     # The reference after: with JAX 0.10.2, a program traced ahead (`CompileAhead`) after
     # a jit of another function traced the same MJX step compiled the MJX model as inputs
     # it was then not given ("compiled for 414 inputs but called with 61").
-    expected = jax.jit(parts_rollout, static_argnums=(0, 1, 5, 6))(
+    expected = parts_rollout(
         cpu_env, graphdef, network_state, env_state, recurrent, length, device_share)
     assert_close(expected, actual)
     if ahead:
