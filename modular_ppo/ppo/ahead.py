@@ -91,31 +91,17 @@ class CompileAhead:
             stored = export.deserialize(serialized), out_tree
         program, out_tree = stored
 
-        def run(*flat):
-            return program.call(*flat)
+        def run(*dynamic):
+            return jax.tree.unflatten(out_tree, program.call(*jax.tree.leaves(dynamic)))
 
         run.__name__ = name  # the name JAX's logs and cache entries show
-        specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                 for a in program.in_avals]
-        compiling = self._pool.submit(lambda: jax.jit(run).lower(*specs).compile())
-        future: Future = Future()
-
-        def compiled(done: Future) -> None:
-            try:
-                flat_program = done.result()
-            except BaseException as e:  # noqa: BLE001 - raised again by future.result()
-                future.set_exception(e)
-                return
-
-            def call(*dynamic):
-                return jax.tree.unflatten(out_tree, flat_program(*jax.tree.leaves(dynamic)))
-
-            future.set_result(call)
-
-        compiling.add_done_callback(compiled)
+        specs = jax.tree.unflatten(treedef, [
+            jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in program.in_avals])
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                   for a in program.out_avals]
-        return future, jax.tree.unflatten(out_tree, shapes)
+        return (self._pool.submit(lambda: jax.jit(run).lower(*specs).compile()),
+                jax.tree.unflatten(out_tree, shapes))
 
 
 def _export(jitted, static, treedef, leaves, name) -> tuple[export.Exported, Any]:
