@@ -8,7 +8,8 @@ instead of compiling it. That holds for the CPU backend's programs too: they ste
 C simulator through host calls (modular_ppo.env.host_call), which name the simulator by a
 digest of its model instead of embedding a Python callback, which JAX would not write.
 A run also keeps its traced training step in the folder's `exported/` (`exported_folder`;
-modular_ppo.ppo.exported_step), so a later run of the same shape does not trace it again.
+modular_ppo.ppo.exported_step; the pipelined backend's programs: modular_ppo.ppo.ahead),
+so a later run of the same shape does not trace it again.
 
 Where (`cache_dir`): --compile-cache-dir, else JAX's own setting (JAX_COMPILATION_CACHE_DIR,
 or what a program that calls `cli.main` set), else `$XDG_CACHE_HOME/modular_ppo/jax`
