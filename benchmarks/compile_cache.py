@@ -13,7 +13,8 @@ first output line (imports and start-up), from its first metrics row `time/compi
 (tracing, lowering and compiling or loading the training step), `time/elapsed_s` (from
 building the run to the end of the first training call) and `time/eval_s` (the first
 evaluation, whose results the progress shows that much later), and the cache folder's
-entries after it (compiled programs, and exported training steps in its `exported/`).
+entries after it (compiled programs, and exported training steps or, with --backend
+cpu-pipelined, programs in its `exported/`).
 Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table;
 `--report FILE...` prints the tables of results files written earlier.
 The target (issue 15): the second run's first progress line within 10 s.
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from cli_runs import PROGRESS_PREFIX, ROOT, metrics_rows, run_cli
 from modular_ppo.compile_cache import EXPORTED
+from modular_ppo.ppo import ahead, exported_step
 from report import environment_facts
 
 TARGET_S = 10.0
@@ -47,7 +49,8 @@ def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) 
                            + "\n".join(run.lines[-20:]))
     first_row = run.rows[0]
     entries = list(cache.glob("*-cache"))
-    exported = list((cache / EXPORTED).glob("*.train_step"))
+    exported = [path for path in (cache / EXPORTED).glob("*")
+                if path.suffix in (exported_step.SUFFIX, ahead.SUFFIX)]
     return dict(first_progress_s=run.marked_s, first_progress_cpu_s=run.marked_cpu_s,
                 started_s=run.first_line_s, compile_s=first_row["time/compile_s"],
                 first_call_elapsed_s=first_row["time/elapsed_s"],
