@@ -2,6 +2,8 @@
 
     taskset -c 1 python benchmarks/compile_cache.py                  # ant-modular, CLI defaults
     taskset -c 1 python benchmarks/compile_cache.py --pairs 1 -- --body tiny.xml --backend mjx
+    python benchmarks/compile_cache.py --pairs 1 -- --body ant-modular --backend cpu-pipelined \
+        --device-share 0.4 --ppo.n-envs 64          # the pipelined backend's stored programs
 
 Each pair starts `python cli.py train --body ant-modular` (plus the flags after `--`) twice
 with a fresh, empty --compile-cache-dir shared by the two, and stops each run once its first
