@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 from mujoco import mjx
@@ -39,16 +40,22 @@ class MjxOnCpuData(StartsEverywhere):
                        xmat=data.xmat, cvel=data.cvel, subtree_com=data.subtree_com,
                        cfrc_ext=cfrc_ext)
 
-    def _as_mjx_data(self, data: CpuData) -> mjx.Data:
-        return self._physics.blank_with(
-            time=data.time, qpos=data.qpos, qvel=data.qvel, act=data.act,
-            qacc_warmstart=data.qacc_warmstart, ctrl=data.ctrl)
-
     def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
         return self._as_cpu_data(self._physics.start(qpos, qvel))
 
     def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
-        return self._as_cpu_data(self._physics.step(self._as_mjx_data(data), ctrl))
+        """`Physics.step` with substeps that carry only the state fields, the same states
+        bit for bit: vmap traces a loop carrying the whole `mjx.Data` twice (the blank
+        fields turn batched after one substep), and tracing MJX's step is on the critical
+        path of the share's first compile (ant: 3.0 -> 2.0 s of tracing on CPU)."""
+        def substep(_, fields: dict[str, Array]) -> dict[str, Array]:
+            stepped = mjx.step(self.model, self._physics.blank_with(**fields))
+            return {name: getattr(stepped, name) for name in fields}
+
+        fields = jax.lax.fori_loop(0, self.frame_skip, substep, dict(
+            time=data.time, qpos=data.qpos, qvel=data.qvel, act=data.act,
+            qacc_warmstart=data.qacc_warmstart, ctrl=ctrl))
+        return self._as_cpu_data(self._physics.derived(self._physics.blank_with(**fields)))
 
 
 @functools.lru_cache(maxsize=64)  # one per body of a run, shared by its rollouts' programs

@@ -93,7 +93,7 @@ class Physics(StartsEverywhere):
         forces are observed): mjx.step recomputes everything else from qpos / qvel and
         leaves qacc_warmstart as a full mjx.forward would (zero), so the episode is the
         same while a start costs a fraction of a step."""
-        return self._derived(self._blank.replace(qpos=qpos, qvel=qvel))
+        return self.derived(self._blank.replace(qpos=qpos, qvel=qvel))
 
     def blank_with(self, **fields: Array) -> mjx.Data:
         """The model's blank data (`mjx.make_data`) with these fields set."""
@@ -105,9 +105,11 @@ class Physics(StartsEverywhere):
         data = jax.lax.fori_loop(
             0, self.frame_skip, lambda _, d: mjx.step(self.model, d), data.replace(ctrl=ctrl)
         )
-        return self._derived(data)
+        return self.derived(data)
 
-    def _derived(self, data: mjx.Data) -> mjx.Data:
+    def derived(self, data: mjx.Data) -> mjx.Data:
+        """`data` with the fields observations and rewards read computed from its qpos and
+        qvel (and cfrc_ext, with a full forward pass, where contact forces are observed)."""
         if self.contact_forces:
             # cfrc_ext needs the solved contacts of this state: a full forward pass.
             return mjx.rne_postconstraint(self.model, mjx.forward(self.model, data))
