@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import os
 import re
 import shutil
 import xml.etree.ElementTree as ET

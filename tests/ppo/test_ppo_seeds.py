@@ -16,7 +16,7 @@ import pytest
 from flax import nnx
 from ppo_test_network import PerModuleMLP
 
-from modular_ppo.ppo import BodyGroupError, PPOConfig, PPOConfigError, train, train_from_scratch
+from modular_ppo.ppo import BodyGroupError, PPOConfigError, train, train_from_scratch
 from modular_ppo.ppo.seeds import new_seed_states, one_seed, train_seeds
 
 SEEDS = (3, 0, 7)
