@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 from mujoco import mjx
 
-from modular_ppo.env.cpu_simulator import CpuData, CpuPhysics
+from modular_ppo.env.cpu_simulator import STATE_FIELDS, CpuData, CpuPhysics
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.modular_env import ModularEnv
 from modular_ppo.env.physics import Physics, StartsEverywhere, contact_forces
@@ -52,9 +52,8 @@ class MjxOnCpuData(StartsEverywhere):
             stepped = mjx.step(self.model, self._physics.blank_with(**fields))
             return {name: getattr(stepped, name) for name in fields}
 
-        fields = jax.lax.fori_loop(0, self.frame_skip, substep, dict(
-            time=data.time, qpos=data.qpos, qvel=data.qvel, act=data.act,
-            qacc_warmstart=data.qacc_warmstart, ctrl=ctrl))
+        state = {name: getattr(data, name) for name in STATE_FIELDS}
+        fields = jax.lax.fori_loop(0, self.frame_skip, substep, {**state, "ctrl": ctrl})
         return self._as_cpu_data(self._physics.derived(self._physics.blank_with(**fields)))
 
 
