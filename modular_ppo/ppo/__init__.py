@@ -41,7 +41,7 @@ from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, body_key, for_body, metrics_to_host
-from modular_ppo.ppo.pipelined_rollout import collect_pipelined
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined, trace_share_ahead
 from modular_ppo.ppo.pipelined_step import pipelined_train_step
 from modular_ppo.ppo.rollout import Replay, Rollout, collect_rollout, replay
 from modular_ppo.ppo.state import (
@@ -90,6 +90,7 @@ __all__ = [
     "TrainingState",
     "clipped_policy_loss",
     "collect_pipelined",
+    "trace_share_ahead",
     "collect_rollout",
     "compile_evaluator",
     "compile_train_step",

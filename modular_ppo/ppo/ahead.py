@@ -10,6 +10,7 @@ step is thousands of traced operations)."""
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -41,7 +42,7 @@ class CompileAhead:
     def __init__(self, exported: ExportedSteps | None = None):
         self._pool = ThreadPoolExecutor(usable_cores(), thread_name_prefix="compile")
         self._programs: dict[tuple, tuple[Future, Any]] = {}
-        self._exported = exported
+        self.exported = exported
 
     def submit(self, jitted: Any, *args: Any, n_static: int = 0,
                label: str = "") -> tuple[Future, Any]:
@@ -55,7 +56,7 @@ class CompileAhead:
         key = (jitted, *args[:n_static], *map(avals, args[n_static:]))
         if key not in self._programs:
             program = None
-            if self._exported is not None:
+            if self.exported is not None:
                 try:
                     program = self._from_store(jitted, args, n_static, label)
                 except (ValueError, NotImplementedError):
@@ -79,13 +80,14 @@ class CompileAhead:
         static, dynamic = args[:n_static], args[n_static:]
         leaves, treedef = jax.tree.flatten(dynamic)
         name = getattr(jitted, "__name__", type(jitted).__name__)
-        what = f"{self._exported.key}\n{label}\n{name}"
-        path = self._exported.folder / f"{file_digest(what, treedef, leaves)}{SUFFIX}"
+        what = f"{self.exported.key}\n{label}\n{name}"
+        path = self.exported.folder / f"{file_digest(what, treedef, leaves)}{SUFFIX}"
         stored = _read(path)
         if stored is None or not _fits(stored[0], leaves):
             program, out_tree = _export(jitted, static, treedef, leaves, name)
             serialized = program.serialize()
             write_whole(path, pickle.dumps((serialized, out_tree)))
+            write_whole(_marker(self.exported, label, name), bytearray())
             # as a later run reads it: the file keeps no weak types, and the next
             # programs' files are named by these results' shapes
             stored = export.deserialize(serialized), out_tree
@@ -102,6 +104,18 @@ class CompileAhead:
                   for a in program.out_avals]
         return (self._pool.submit(lambda: jax.jit(run).lower(*specs).compile()),
                 jax.tree.unflatten(out_tree, shapes))
+
+
+def was_exported(exported: ExportedSteps, label: str, name: str) -> bool:
+    """Whether a run with `exported`'s key kept a program of function `name` and this
+    label in the store (`CompileAhead.submit`), for whatever argument shapes: a later run
+    with the key reads it, so tracing ahead what it calls would be wasted."""
+    return _marker(exported, label, name).is_file()
+
+
+def _marker(exported: ExportedSteps, label: str, name: str) -> Path:
+    what = f"{exported.key}\n{label}\n{name}"
+    return exported.folder / f"{hashlib.sha256(what.encode()).hexdigest()[:32]}.exported"
 
 
 def _export(jitted, static, treedef, leaves, name) -> tuple[export.Exported, Any]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -53,8 +53,9 @@ from modular_ppo.env.cpu_simulator import CpuPhysics, restart_from
 from modular_ppo.env.device_twin import device_twin
 from modular_ppo.env.types import ModularEnvProtocol, State, StepRequest
 from modular_ppo.networks.contract import NetState, StepOutput
-from modular_ppo.ppo.ahead import CompileAhead
+from modular_ppo.ppo.ahead import CompileAhead, was_exported
 from modular_ppo.ppo.errors import BodyGroupError
+from modular_ppo.ppo.exported_step import ExportedSteps
 from modular_ppo.ppo.rollout import (
     Rollout,
     after_step,
@@ -193,6 +194,25 @@ def share_steps(
     return ShareSteps(jax.jit(step), jax.jit(values))
 
 
+def trace_share_ahead(env: ModularEnvProtocol, n_envs: int, device_share: float,
+                      exported: ExportedSteps | None = None, label: str = "") -> Future:
+    """Start tracing the MJX step of `env`'s device share (`MjxOnCpuData.trace_ahead`) for
+    a rollout of `n_envs` environments (`part_sizes`); the future is done at once where
+    the share is empty or where `exported` keeps the share's step (label: the body's, as
+    `compile_rollout`'s), which is then read, not traced."""
+    sizes = part_sizes(n_envs, device_share)
+    if len(sizes) == 2 or (exported is not None
+                           and was_exported(exported, _share_label(label), "step")):
+        done: Future = Future()
+        done.set_result(None)
+        return done
+    return device_twin(env).physics.trace_ahead(sizes[2])
+
+
+def _share_label(label: str) -> str:
+    return f"{label} share"
+
+
 def part_sizes(n_envs: int, device_share: float = 0.0) -> tuple[int, ...]:
     """The rollout's parts: the host's halves A and B, then (with `device_share` > 0) the
     device's shares C and D, together about `device_share` of the environments, in whole
@@ -285,10 +305,12 @@ def compile_rollout(
                                                    label=label)
             halves.append((act, advance, last))
         else:
+            trace_share_ahead(env, env_state.done.shape[0], device_share, ahead.exported,
+                              label).result()
             shared = share_steps(env, graphdef, network_tree)
             step, (final, record) = ahead.submit(shared.step, leaves, part_env,
-                                                 part_recurrent, label=f"{label} share")
-            values_of, value = ahead.submit(shared.values, *final, label=f"{label} share")
+                                                 part_recurrent, label=_share_label(label))
+            values_of, value = ahead.submit(shared.values, *final, label=_share_label(label))
             shares.append((step, values_of))
         finals.append(final)
         records.append([record] * length)

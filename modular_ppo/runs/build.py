@@ -10,13 +10,13 @@ from flax import nnx
 
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks import MaxSizeTooSmall, make_network
-from modular_ppo.ppo import new_training_state
+from modular_ppo.ppo import new_training_state, trace_share_ahead
 from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.config_json import load_run_config
 from modular_ppo.runs.max_sizes import max_size_error
 from modular_ppo.runs.resolve import LoadedBodies, ResolvedRun, resolve_train_config
-from modular_ppo.runs.run import Run
+from modular_ppo.runs.run import Run, exported_steps
 from modular_ppo.runs.run_dir import CHECKPOINT_DIR
 
 
@@ -24,6 +24,11 @@ def new_run(resolved: ResolvedRun) -> Run:
     """The networks (one per body, sharing their parameters) and a fresh training state
     of a resolved run."""
     config = resolved.config
+    if config.pipelined:  # the device share's MJX step traced while the rest is built
+        exported = exported_steps(config, resolved.bodies, resolved.custom_env)
+        for name, env in resolved.envs.items():
+            trace_share_ahead(env, resolved.body_envs[name], config.device_share or 0.0,
+                              exported, label=name)
     try:
         networks = [
             (env, make_network(resolved.bodies[name], env.obs_sizes, config.network,

@@ -40,6 +40,18 @@ from modular_ppo.runs.run_dir import VIDEO_DIR
 from modular_ppo.runs.versions import versions
 
 
+def exported_steps(config: TrainRunConfig, bodies: dict[str, BodyGraph],
+                   custom_env: bool) -> ExportedSteps | None:
+    """Where a run keeps its traced training step (`Run.fit`): with JAX's compilation cache
+    on (a local folder), except with data_parallel, where a program would be tied to the
+    devices' assignment, and on a custom env (`runs.program_key` names what the config
+    builds)."""
+    folder = exported_folder()
+    if folder is None or custom_env or config.ppo.data_parallel:
+        return None
+    return ExportedSteps(folder, program_key(config, bodies))
+
+
 @dataclasses.dataclass
 class Run:
     """Everything built from a run's config (nothing on disk): one body, or several
@@ -128,13 +140,8 @@ class Run:
         return evaluate
 
     def fit(self, on_iteration: OnIteration) -> TrainingState:
-        """Train from `state`. With JAX's compilation cache on (a local folder), the traced
-        training step is kept there too (`ExportedSteps`), except with data_parallel, where a
-        program would be tied to the devices' assignment, and on a custom env."""
-        folder = exported_folder()
-        exported = (ExportedSteps(folder, program_key(self.config, self.bodies))
-                    if folder is not None and not self.custom_env
-                    and not self.config.ppo.data_parallel else None)
+        """Train from `state`, the traced training step kept in `exported_steps`."""
+        exported = exported_steps(self.config, self.bodies, self.custom_env)
         return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration,
                      exported=exported, pipelined=self.config.pipelined,
                      device_share=self.config.device_share or 0.0).state
