@@ -66,6 +66,15 @@ swimmer-3 (Swimmer-v5's three links: no swimmer-modular.xml is bundled). Calls 1
 `--seeds 0 1 2 3 4` instead are the brief's "5 seeds in one program" (one call of 50M steps:
 ~520 s of training, too long for one call at N = 10M; fits at N = 6M). A call cut by its
 budget keeps what finished; run the same command again for the rest.
+
+First trial on the chip (2026-12-06, a6d137c, hopper-modular, --steps 2000000 --evals 5,
+budgets 230 / 240 s): ours' 5-seed program printed its first progress at 174 s (imports,
+build, compile and the 5 seeds' first evaluations, one after another) and had 459k steps a
+seed at 272 s of the command when the budget cut it; Brax's first seed evaluated step 0 at
+94 s and reached 983k steps at 266 s (Brax's evaluator compiles three times on
+BraxModularEnv, its training step twice: the env state's signature changes after the first
+unroll). Neither rate is a steady one yet: calibrate the plan's N with one call a side
+(--steps 10000000 --budget-s 560) before the rest.
 """
 
 from __future__ import annotations
@@ -230,20 +239,18 @@ def run_ours_program(body: str, seeds: list[int], steps: int, budget_s: float, o
                       mark=lambda line: line.startswith(PROGRESS_PREFIX))
         print("\n".join(run.lines[-5:]), flush=True)
         run_dirs = {seed: _ours_run_dir(runs_root, seeds, seed) for seed in seeds}
-        rows = {seed: _rows(path) for seed, path in run_dirs.items()}
+        rows = {seed: [r for r in _rows(path) if "time/elapsed_s" in r]
+                for seed, path in run_dirs.items()}
     load.stop()
     facts = {**environment_facts(), "hardware": hardware()}
     complete = run.returncode == 0 and not run.cut
+    offset_s = progress_offset(list(rows.values()), run.marked_s)
     for seed in seeds:
         curve = []
-        if rows[seed] and run.marked_s is not None:
-            # The final evaluation's row has no time/elapsed_s (run_book.RunBook.finish):
-            # with --eval-every-steps N / evals, the last iteration's evaluation is the end.
-            timed = [row for row in rows[seed] if "time/elapsed_s" in row]
-            offset_s = run.marked_s - timed[0]["time/elapsed_s"]
+        if rows[seed] and offset_s is not None:
             curve = [{"steps": e["step"], "wall_s": e["wall_s"],
                       "eval_return": e["eval_team_return"]}
-                     for e in evaluations(timed, offset_s)]
+                     for e in evaluations(rows[seed], offset_s)]
         record = new_record(body, "ours", seed, settings, curve,
                             complete and bool(curve) and curve[-1]["steps"] >= steps, seeds,
                             facts, load, train_command="cli.py train " + " ".join(flags),
@@ -253,6 +260,20 @@ def run_ours_program(body: str, seeds: list[int], steps: int, budget_s: float, o
             record["tail"] = run.lines[-20:]
         print(f"wrote {write_record(out, record)} ({record['steps']:,} steps, "
               f"complete {record['complete']})", flush=True)
+
+
+def progress_offset(rows: list[list[dict]], first_progress_s: float | None) -> float | None:
+    """Seconds from the command to the seeds' shared training clock (`time/elapsed_s`):
+    the first progress line comes after every seed's first row and its evaluation (each
+    seed's elapsed time is taken before its evaluation, the seeds one after another), so at
+    the clock's max(elapsed + eval_s) of those rows. Rows: each seed's timed rows (the final
+    evaluation's row has no time/elapsed_s: with --eval-every-steps N / evals the last
+    iteration's evaluation is the end of the curve)."""
+    firsts = [seed_rows[0] for seed_rows in rows if seed_rows]
+    if not firsts or first_progress_s is None:
+        return None
+    return first_progress_s - max(r["time/elapsed_s"] + r.get("time/eval_s", 0.0)
+                                  for r in firsts)
 
 
 def _ours_run_dir(runs_root: Path, seeds: list[int], seed: int) -> Path | None:

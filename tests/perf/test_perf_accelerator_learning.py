@@ -111,6 +111,15 @@ def test_the_ci_is_students_t_over_seeds():
     assert math.isnan(al.mean_ci([7.0])[1])
 
 
+def test_ours_wall_clock_starts_where_the_first_progress_line_came():
+    # Seed 0's first row at 10 s, its evaluation 3 s; seed 1's at 13.1 s, 4 s: the line
+    # came at 17.1 s of the run's clock, 30 s after the command.
+    rows = [[{"time/elapsed_s": 10.0, "time/eval_s": 3.0}], [{"time/elapsed_s": 13.1,
+                                                               "time/eval_s": 4.0}]]
+    assert al.progress_offset(rows, 30.0) == pytest.approx(12.9)
+    assert al.progress_offset([[]], 30.0) is None and al.progress_offset(rows, None) is None
+
+
 def test_time_to_reach_and_value_at_interpolate_between_evaluations():
     curve = {"steps": [0, 100, 200], "wall_s": [10.0, 20.0, 40.0],
              "eval_return": [0.0, 50.0, 150.0]}
