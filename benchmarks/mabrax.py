@@ -21,7 +21,7 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
 
 Each method runs alone, from seed `--seed`, one after the other. Its row (returns at the
 marks, wall time, CPU, date, 1-min load at its end, the IPPO / MAPPO settings) is written
-to `--out`/<task>.json as soon as it ends, beside the rows already there for the same steps
+to `--out`/<task>.json ("|" as "_") as soon as it ends, beside the rows already there for the same steps
 and seed; the task's table is printed at the end.
 """
 
@@ -119,7 +119,7 @@ def main() -> None:
     if args.report:
         print(summary([json.loads(path.read_text()) for path in sorted(args.out.glob("*.json"))]))
         return
-    out = args.out / f"{args.task}.json"
+    out = args.out / f"{args.task.replace('|', '_')}.json"  # humanoid_9|8: a file name copied anywhere
     ippo_settings = ippo_config(NUM_ENVS=args.ippo_envs, NUM_STEPS=args.ippo_rollout)
     previous = json.loads(out.read_text()) if out.exists() else {}
     same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed
@@ -152,8 +152,15 @@ def row(method: str, args: argparse.Namespace, ippo_settings: dict) -> dict:
         settings = {"config": config,
                     "env": f"mabrax_env({args.task!r}, backend={args.backend!r})"}
     return {**settings, "returns": {str(m): v for m, v in result["returns"].items()},
-            "wall_s": result["wall_s"], "cpu": cpu_model(), "date": str(dt.date.today()),
+            "wall_s": result["wall_s"], "cpu": cpu_model(),
+            "device": jax.devices()[0].device_kind, "date": str(dt.date.today()),
             "load_1min": os.getloadavg()[0]}
+
+
+def machine(row: dict) -> str:
+    """The CPU a row ran on, and the accelerator where it had one."""
+    device = row.get("device", "cpu")
+    return row["cpu"] if device == "cpu" else f"{device}, host {row['cpu']}"
 
 
 def summary(records: list[dict]) -> str:
@@ -167,7 +174,7 @@ def summary(records: list[dict]) -> str:
                  " / ".join(f"{results[method]['returns'][str(m)]:,.0f}" for m in record["marks"])
                  + f" ({results[method]['wall_s'] / 60:.0f} min)" for method in methods]
         loads = [r["load_1min"] for r in results.values()]
-        machines = sorted({f"{r['cpu']}, {r['date']}" for r in results.values()})
+        machines = sorted({f"{machine(r)}, {r['date']}" for r in results.values()})
         marks = " / ".join(f"{m / 1e6:g}M" for m in record["marks"])
         rows.append([f"{record['task'].removeprefix('MABrax ')} ({marks})", *cells,
                      f"{'; '.join(machines)}, {min(loads):.1f}-{max(loads):.1f}"])
@@ -179,7 +186,7 @@ def table(record: dict) -> str:
     marks = record["marks"]
     rows = [[name, *(f"{result['returns'][str(m)]:,.0f}" for m in marks),
              f"{result['wall_s'] / 60:.1f} min",
-             f"{result['cpu']}, {result['date']}, {result['load_1min']:.1f}"]
+             f"{machine(result)}, {result['date']}, {result['load_1min']:.1f}"]
             for name, result in record["results"].items()]
     columns = ["method", *(f"return at {m:,} steps" for m in marks), "wall time",
                "CPU, date, 1-min load at the end"]
