@@ -71,9 +71,9 @@ First trial on the chip (2026-12-06, a6d137c, hopper-modular, --steps 2000000 --
 budgets 230 / 240 s): ours' 5-seed program printed its first progress at 174 s (imports,
 build, compile and the 5 seeds' first evaluations, one after another) and had 459k steps a
 seed at 272 s of the command when the budget cut it; Brax's first seed evaluated step 0 at
-94 s and reached 983k steps at 266 s (Brax's evaluator compiles three times on
-BraxModularEnv, its training step twice: the env state's signature changes after the first
-unroll). Neither rate is a steady one yet: calibrate the plan's N with one call a side
+94 s and reached 983k steps at 266 s (Brax's evaluator compiles three times, on
+BraxModularEnv as on Brax's own envs: its inverted_pendulum on CPU likewise, and reset's and
+step's states have the same signature). Neither rate is a steady one yet: calibrate the plan's N with one call a side
 (--steps 10000000 --budget-s 560) before the rest.
 """
 
