@@ -51,7 +51,9 @@ class MjxOnCpuData(StartsEverywhere):
         with self._lock:
             if n_envs not in self._traces:
                 future: Future = Future()
-                threading.Thread(target=self._trace, args=(n_envs, future), daemon=True,
+                # not a daemon: the interpreter finishes the trace at exit rather than
+                # stopping the thread inside JAX (as runs.background.Background)
+                threading.Thread(target=self._trace, args=(n_envs, future),
                                  name="trace MJX step").start()
                 self._traces[n_envs] = future
             return self._traces[n_envs]
