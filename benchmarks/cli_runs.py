@@ -22,6 +22,8 @@ PROGRESS_PREFIX = "step "
 class CliRun:
     lines: list[str]
     """Everything the command printed (stdout and stderr)."""
+    line_s: list[float]
+    """Wall seconds from starting the command to each of `lines`."""
     rows: list[dict]
     """Its run's metrics.jsonl rows."""
     first_line_s: float | None
@@ -74,11 +76,13 @@ def run_cli(train_flags: list[str], runs_root: Path, budget_s: float,
     watchdog = threading.Timer(budget_s, out_of_time)
     watchdog.start()
     lines: list[str] = []
+    line_s: list[float] = []
     first_line_s = stopped_s = stopped_cpu_s = marked_s = marked_cpu_s = None
     try:
         for line in process.stdout:
             lines.append(line.rstrip())
-            first_line_s = first_line_s or time.perf_counter() - started
+            line_s.append(time.perf_counter() - started)
+            first_line_s = first_line_s or line_s[-1]
             if marked_s is None and mark is not None and mark(line):
                 marked_s = time.perf_counter() - started
                 marked_cpu_s = cpu_seconds(process.pid)
@@ -90,5 +94,5 @@ def run_cli(train_flags: list[str], runs_root: Path, budget_s: float,
         process.communicate()
     finally:
         watchdog.cancel()
-    return CliRun(lines, metrics_rows(runs_root), first_line_s, stopped_s, stopped_cpu_s,
+    return CliRun(lines, line_s, metrics_rows(runs_root), first_line_s, stopped_s, stopped_cpu_s,
                   marked_s, marked_cpu_s, cut.is_set(), process.returncode)

@@ -17,6 +17,11 @@ building the run to the end of the first training call) and `time/eval_s` (the f
 evaluation, whose results the progress shows that much later), and the cache folder's
 entries after it (compiled programs, and exported training steps or, with --backend
 cpu-pipelined, programs in its `exported/`).
+With --log-compiles (JAX_LOG_COMPILES=1 in the command) each run also records where its
+start went: the seconds from the command to its "building", "run dir" and "compiling"
+lines, and each program that took at least 0.5 s to trace or to compile (by JAX's log;
+programs compiled side by side overlap), e.g. on an accelerator:
+`python benchmarks/compile_cache.py --pairs 1 --log-compiles -- --body ant-modular --no-video`.
 Writes benchmarks/results/compile_cache/results.json (--out) and prints a Markdown table;
 `--report FILE...` prints the tables of results files written earlier.
 The target (issue 15): the second run's first progress line within 10 s.
@@ -27,11 +32,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
 
-from cli_runs import PROGRESS_PREFIX, ROOT, metrics_rows, run_cli
+from cli_runs import PROGRESS_PREFIX, ROOT, CliRun, metrics_rows, run_cli
 from modular_ppo.compile_cache import EXPORTED
 from modular_ppo.ppo import ahead, exported_step
 from report import environment_facts
@@ -62,7 +68,30 @@ def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) 
                 exported_steps=len(exported),
                 load_before=load_before, load_after=os.getloadavg()[0],
                 progress_line=next(line for line in run.lines
-                                   if line.startswith(PROGRESS_PREFIX)))
+                                   if line.startswith(PROGRESS_PREFIX)),
+                **(start_breakdown(run) if os.environ.get("JAX_LOG_COMPILES") == "1" else {}))
+
+
+STAGES = {"building_s": "building ", "run_dir_s": "run dir: ",
+          "compiling_s": "compiling the training step"}
+"""The CLI's lines that mark a run's start: building the run, its run dir written, the
+training step's compile begun."""
+LOGGED = re.compile(r"Finished (tracing|XLA compilation of) (?:jit\()?(\w+)\)?(?: for jit)? "
+                    r"in ([0-9.]+) sec")
+
+
+def start_breakdown(run: CliRun, at_least_s: float = 0.5) -> dict:
+    """Seconds from the command to each of `STAGES`' lines, and the programs JAX's log says
+    took at least `at_least_s` to trace or to compile (the longest of each name)."""
+    stages = {key: next((s for line, s in zip(run.lines, run.line_s) if text in line), None)
+              for key, text in STAGES.items()}
+    took: dict[str, dict[str, float]] = {"trace_s": {}, "compile_s_by_program": {}}
+    for line in run.lines:
+        if (found := LOGGED.search(line)) and float(found[3]) >= at_least_s:
+            kind = "trace_s" if found[1] == "tracing" else "compile_s_by_program"
+            took[kind][found[2]] = max(took[kind].get(found[2], 0.0), float(found[3]))
+    return {**stages, **{kind: dict(sorted(seconds.items(), key=lambda kv: -kv[1]))
+                         for kind, seconds in took.items()}}
 
 
 def markdown(results: dict) -> str:
@@ -106,12 +135,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path,
                         default=ROOT / "benchmarks/results/compile_cache/results.json")
     parser.add_argument("--timeout-s", type=float, default=600.0, help="per run")
+    parser.add_argument("--log-compiles", action="store_true",
+                        help="also record where each run's start went (JAX's compile log)")
     parser.add_argument("flags", nargs="*", default=["--body", "ant-modular"],
                         help="train flags (after --); default: --body ant-modular")
     args = parser.parse_args()
     if args.report:
         print(report([path.resolve() for path in args.report]))
         return 0
+    if args.log_compiles:
+        os.environ["JAX_LOG_COMPILES"] = "1"  # the commands' environment
     results = {"command": "python benchmarks/compile_cache.py " + " ".join(sys.argv[1:]),
                "train_flags": args.flags, "facts": environment_facts(), "pairs": []}
     for _ in range(args.pairs):

@@ -90,3 +90,28 @@ def test_compile_cache_report_names_the_records_command_machine_and_verdict(tmp_
                            "2026-12-02 17:32 UTC, AMD EPYC, 1 core(s), git 83ca011, load 1.1")
     assert "| 1 | second | 12.0 (19.0) |" in text
     assert text.endswith("at most 12.0 s (target <= 10 s): missed.")
+
+
+def test_compile_cache_start_breakdown_reads_the_cli_lines_and_jax_compile_log():
+    log = [
+        (1.4, "UserWarning: Transparent hugepages are not enabled."),
+        (17.6, "building ant-modular with the separate network ..."),
+        (18.8, "WARNING:jax._src.dispatch:Finished tracing _start for jit in 1.144833803 sec"),
+        (23.0, "WARNING:jax._src.dispatch:Finished tracing _step for jit in 4.188600302 sec"),
+        (30.3, "WARNING:jax._src.dispatch:Finished XLA compilation of jit(reset_envs) in "
+               "3.382466555 sec"),
+        (30.4, "WARNING:jax._src.dispatch:Finished XLA compilation of jit(squeeze) in 0.05 sec"),
+        (31.8, "run dir: /tmp/runs/ant-modular/20261206-165719"),
+        (31.8, "compiling the training step for TPU v5 lite (--backend cpu-pipelined) ..."),
+        (36.5, "WARNING:jax._src.dispatch:Finished XLA compilation of jit(step) in 10.0 sec"),
+        (61.9, "WARNING:jax._src.dispatch:Finished XLA compilation of jit(step) in "
+               "26.269920111 sec"),
+        (62.6, "step 65,536/300,000 | 98,514 env-steps/s"),
+    ]
+    run = compile_cache.CliRun([line for _, line in log], [s for s, _ in log], [], 1.4,
+                               None, None, 62.6, None, False, 0)
+    found = compile_cache.start_breakdown(run)
+    assert (found["building_s"], found["run_dir_s"], found["compiling_s"]) == (17.6, 31.8, 31.8)
+    assert found["trace_s"] == {"_step": 4.188600302, "_start": 1.144833803}
+    # the longest of each name, longest first; what took under 0.5 s left out
+    assert found["compile_s_by_program"] == {"step": 26.269920111, "reset_envs": 3.382466555}
