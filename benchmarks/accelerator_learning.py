@@ -73,8 +73,8 @@ build, compile and the 5 seeds' first evaluations, one after another) and had 45
 seed at 272 s of the command when the budget cut it; Brax's first seed evaluated step 0 at
 94 s and reached 983k steps at 266 s (Brax's evaluator compiles three times, on
 BraxModularEnv as on Brax's own envs: its inverted_pendulum on CPU likewise, and reset's and
-step's states have the same signature). Neither rate is a steady one yet: calibrate the plan's N with one call a side
-(--steps 10000000 --budget-s 560) before the rest.
+step's states have the same signature). Neither rate is a steady one yet: calibrate the
+plan's N with one call a side (--steps 10000000 --budget-s 560) before the rest.
 """
 
 from __future__ import annotations
@@ -182,7 +182,8 @@ def new_record(body: str, side: str, seed: int, settings: dict, curve: list[dict
                **more) -> dict:
     """A (body, side, seed) record: `curve` rows of steps, wall_s, eval_return."""
     return {
-        "body": body_name(body), "side": side, "seed": seed, "settings": settings, "complete": complete,
+        "body": body_name(body), "side": side, "seed": seed, "settings": settings,
+        "complete": complete,
         "steps": curve[-1]["steps"] if curve else 0, "program_seeds": program_seeds,
         "curve": {key: [row[key] for row in curve] for key in ("steps", "wall_s", "eval_return")},
         "hardware": facts["hardware"], "date": facts["date"], "commit": facts["git"],

@@ -45,8 +45,10 @@ from report import environment_facts
 TARGET_S = 10.0
 
 
-def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) -> dict:
-    """One `cli.py train` until its first metrics row; its timings."""
+def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float,
+              log_compiles: bool = False) -> dict:
+    """One `cli.py train` until its first metrics row; its timings (log_compiles: the
+    command's environment has JAX_LOG_COMPILES=1, and `start_breakdown` is added)."""
     load_before = os.getloadavg()[0]
     run = run_cli([*flags, "--compile-cache-dir", str(cache)], runs_root, timeout_s,
                   mark=lambda line: line.startswith(PROGRESS_PREFIX),
@@ -69,7 +71,7 @@ def timed_run(flags: list[str], runs_root: Path, cache: Path, timeout_s: float) 
                 load_before=load_before, load_after=os.getloadavg()[0],
                 progress_line=next(line for line in run.lines
                                    if line.startswith(PROGRESS_PREFIX)),
-                **(start_breakdown(run) if os.environ.get("JAX_LOG_COMPILES") == "1" else {}))
+                **(start_breakdown(run) if log_compiles else {}))
 
 
 STAGES = {"building_s": "building ", "run_dir_s": "run dir: ",
@@ -151,7 +153,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="compile_cache_bench_") as scratch:
             scratch = Path(scratch)
             pair = {which: timed_run(args.flags, scratch / which, scratch / "cache",
-                                     args.timeout_s)
+                                     args.timeout_s, args.log_compiles)
                     for which in ("first", "second")}
         results["pairs"].append(pair)
         print(json.dumps(pair), flush=True)

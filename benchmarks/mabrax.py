@@ -21,8 +21,8 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
 
 Each method runs alone, from seed `--seed`, one after the other. Its row (returns at the
 marks, wall time, CPU, date, 1-min load at its end, the IPPO / MAPPO settings) is written
-to `--out`/<task>.json ("|" as "_") as soon as it ends, beside the rows already there for the same steps
-and seed; the task's table is printed at the end.
+to `--out`/<task>.json ("|" written "_") as soon as it ends, beside the rows already there
+for the same steps and seed; the task's table is printed at the end.
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def main() -> None:
     if args.report:
         print(summary([json.loads(path.read_text()) for path in sorted(args.out.glob("*.json"))]))
         return
-    out = args.out / f"{args.task.replace('|', '_')}.json"  # humanoid_9|8: a file name copied anywhere
+    # humanoid_9|8: "|" is refused in file names by some tools (the device tool's copy)
+    out = args.out / f"{args.task.replace('|', '_')}.json"
     ippo_settings = ippo_config(NUM_ENVS=args.ippo_envs, NUM_STEPS=args.ippo_rollout)
     previous = json.loads(out.read_text()) if out.exists() else {}
     same_run = previous.get("steps") == args.steps and previous.get("seed") == args.seed

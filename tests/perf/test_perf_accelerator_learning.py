@@ -111,7 +111,8 @@ def test_the_ci_is_students_t_over_seeds():
     mean, half = al.mean_ci([1.0, 2.0, 3.0, 4.0, 5.0])
     # sd = sqrt(2.5); t(0.975, 4) = 2.776445...
     assert mean == 3.0 and half == pytest.approx(2.776445105 * math.sqrt(2.5) / math.sqrt(5))
-    assert al.mean_ci([10.0, 20.0]) == (15.0, pytest.approx(12.706204736 * math.sqrt(50) / 2 ** 0.5))
+    assert al.mean_ci([10.0, 20.0]) == (
+        15.0, pytest.approx(12.706204736 * math.sqrt(50) / 2 ** 0.5))
     assert math.isnan(al.mean_ci([7.0])[1])
 
 
