@@ -6,8 +6,6 @@ steps the rest, so the two engines' environments make one batch of one state typ
 from __future__ import annotations
 
 import functools
-import threading
-from concurrent.futures import Future
 
 import jax
 import jax.numpy as jnp
@@ -25,11 +23,7 @@ class MjxOnCpuData(StartsEverywhere):
     `mjx.Data` from the state fields CpuData carries (time, qpos, qvel, act,
     qacc_warmstart, ctrl; `mjx.step` recomputes everything else from them) and keeps the
     derived fields observations read. So a state moves between this and the C simulator
-    unchanged, and a step is MJX's step of the same state.
-
-    `start` and `step` are jitted of their own (XLA inlines them in the programs that call
-    them), so that JAX's caches keep their traces: `trace_ahead` traces them beside other
-    work, and a program that calls them later takes the traces from there."""
+    unchanged, and a step is MJX's step of the same state."""
 
     def __init__(self, physics: Physics):
         self._physics = physics
@@ -37,39 +31,6 @@ class MjxOnCpuData(StartsEverywhere):
         self.frame_skip = physics.frame_skip
         self.dt = physics.dt
         self.contact_forces = physics.contact_forces
-        self.start = jax.jit(self._start)
-        self.step = jax.jit(self._step)
-        self._traces: dict[int, Future] = {}
-        self._lock = threading.Lock()
-
-    def trace_ahead(self, n_envs: int) -> Future:
-        """`start` and `step` vmapped over `n_envs` states, traced in a thread of their own
-        (once per count): tracing MJX's step is most of tracing the device share's step
-        program (ant on a TPU v5e host: ~14 of 17 s), the critical path of a run's first
-        compile, and here it runs while the run builds its networks and states. The
-        future's result is None, or the error tracing raised."""
-        with self._lock:
-            if n_envs not in self._traces:
-                future: Future = Future()
-                # not a daemon: the interpreter finishes the trace at exit rather than
-                # stopping the thread inside JAX (as runs.background.Background)
-                threading.Thread(target=self._trace, args=(n_envs, future),
-                                 name="trace MJX step").start()
-                self._traces[n_envs] = future
-            return self._traces[n_envs]
-
-    def _trace(self, n_envs: int, future: Future) -> None:
-        def batch(size: int) -> jax.ShapeDtypeStruct:
-            return jax.ShapeDtypeStruct((n_envs, size), jnp.float32)
-
-        try:
-            data = jax.eval_shape(jax.vmap(self.start), batch(self.model.nq),
-                                  batch(self.model.nv))
-            jax.eval_shape(jax.vmap(self.step), data, batch(self.model.nu))
-        except BaseException as error:  # noqa: BLE001 - handed to whoever waits for it
-            future.set_exception(error)
-        else:
-            future.set_result(None)
 
     def _as_cpu_data(self, data: mjx.Data) -> CpuData:
         cfrc_ext = (contact_forces(data) if self.contact_forces
@@ -79,10 +40,10 @@ class MjxOnCpuData(StartsEverywhere):
                        xmat=data.xmat, cvel=data.cvel, subtree_com=data.subtree_com,
                        cfrc_ext=cfrc_ext)
 
-    def _start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
+    def start(self, qpos: Float[Array, "nq"], qvel: Float[Array, "nv"]) -> CpuData:
         return self._as_cpu_data(self._physics.start(qpos, qvel))
 
-    def _step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
+    def step(self, data: CpuData, ctrl: Float[Array, "nu"]) -> CpuData:
         """`Physics.step` with substeps that carry only the state fields, the same states
         bit for bit: vmap traces a loop carrying the whole `mjx.Data` twice (the blank
         fields turn batched after one substep), and tracing MJX's step is on the critical

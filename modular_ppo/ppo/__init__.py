@@ -8,7 +8,8 @@ trained on one body or several. Each entry point's docstring is its contract:
 - training: `train_step` (one jitted call of `iterations_per_call` iterations; the
   metric names are listed in metrics.py) and the host loop `train`, and `train_from_scratch` (train.py);
   the step compiled, optionally kept between runs as an exported program:
-  `compile_train_step`, `ExportedSteps` (exported_step.py);
+  `compile_train_step`, `ExportedSteps` (exported_step.py); compiled while a run is
+  built: `StepAhead` (step_ahead.py);
   the CPU backend's physics on the host overlapped with the device's work
   (`--backend cpu-pipelined`): `pipelined_train_step` (pipelined_step.py) and
   `collect_pipelined` (pipelined_rollout.py), which `train(..., pipelined=True)` uses;
@@ -41,8 +42,9 @@ from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, body_key, for_body, metrics_to_host
-from modular_ppo.ppo.pipelined_rollout import collect_pipelined, trace_share_ahead
+from modular_ppo.ppo.pipelined_rollout import collect_pipelined
 from modular_ppo.ppo.pipelined_step import pipelined_train_step
+from modular_ppo.ppo.step_ahead import StepAhead
 from modular_ppo.ppo.rollout import Replay, Rollout, collect_rollout, replay
 from modular_ppo.ppo.state import (
     BodyGroup,
@@ -86,6 +88,7 @@ __all__ = [
     "Replay",
     "Rollout",
     "SeedsResult",
+    "StepAhead",
     "TrainResult",
     "TrainingState",
     "clipped_policy_loss",
@@ -115,7 +118,6 @@ __all__ = [
     "split_environments",
     "state_shardings",
     "team_advantage",
-    "trace_share_ahead",
     "train",
     "train_from_scratch",
     "train_seeds",

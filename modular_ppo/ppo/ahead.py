@@ -10,7 +10,6 @@ step is thousands of traced operations)."""
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -87,7 +86,6 @@ class CompileAhead:
             program, out_tree = _export(jitted, static, treedef, leaves, name)
             serialized = program.serialize()
             write_whole(path, pickle.dumps((serialized, out_tree)))
-            write_whole(_marker(self.exported, label, name), bytearray())
             # as a later run reads it: the file keeps no weak types, and the next
             # programs' files are named by these results' shapes
             stored = export.deserialize(serialized), out_tree
@@ -104,18 +102,6 @@ class CompileAhead:
                   for a in program.out_avals]
         return (self._pool.submit(lambda: jax.jit(run).lower(*specs).compile()),
                 jax.tree.unflatten(out_tree, shapes))
-
-
-def was_exported(exported: ExportedSteps, label: str, name: str) -> bool:
-    """Whether a run with `exported`'s key kept a program of function `name` and this
-    label in the store (`CompileAhead.submit`), for whatever argument shapes: a later run
-    with the key reads it, so tracing ahead what it calls would be wasted."""
-    return _marker(exported, label, name).is_file()
-
-
-def _marker(exported: ExportedSteps, label: str, name: str) -> Path:
-    what = f"{exported.key}\n{label}\n{name}"
-    return exported.folder / f"{hashlib.sha256(what.encode()).hexdigest()[:32]}.exported"
 
 
 def _export(jitted, static, treedef, leaves, name) -> tuple[export.Exported, Any]:

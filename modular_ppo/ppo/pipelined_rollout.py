@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -53,9 +53,8 @@ from modular_ppo.env.cpu_simulator import CpuPhysics, restart_from
 from modular_ppo.env.device_twin import device_twin
 from modular_ppo.env.types import ModularEnvProtocol, State, StepRequest
 from modular_ppo.networks.contract import NetState, StepOutput
-from modular_ppo.ppo.ahead import CompileAhead, was_exported
+from modular_ppo.ppo.ahead import CompileAhead
 from modular_ppo.ppo.errors import BodyGroupError
-from modular_ppo.ppo.exported_step import ExportedSteps
 from modular_ppo.ppo.rollout import (
     Rollout,
     after_step,
@@ -194,21 +193,6 @@ def share_steps(
     return ShareSteps(jax.jit(step), jax.jit(values))
 
 
-def trace_share_ahead(env: ModularEnvProtocol, n_envs: int, device_share: float,
-                      exported: ExportedSteps | None = None, label: str = "") -> Future:
-    """Start tracing the MJX step of `env`'s device share (`MjxOnCpuData.trace_ahead`) for
-    a rollout of `n_envs` environments (`part_sizes`); the future is done at once where
-    the share is empty or where `exported` keeps the share's step (label: the body's, as
-    `compile_rollout`'s), which is then read, not traced."""
-    sizes = part_sizes(n_envs, device_share)
-    if len(sizes) == 2 or (exported is not None
-                           and was_exported(exported, _share_label(label), "step")):
-        done: Future = Future()
-        done.set_result(None)
-        return done
-    return device_twin(env).physics.trace_ahead(sizes[2])
-
-
 def _share_label(label: str) -> str:
     return f"{label} share"
 
@@ -295,8 +279,10 @@ def compile_rollout(
     leaves = jax.tree.leaves(network_state)
     split, parts = ahead.submit(_split, sizes, (env_state, recurrent), n_static=1,
                                 label=f"{label} {sizes}")
-    halves, shares, finals, records, values = [], [], [], [], []
-    for k, (part_env, part_recurrent) in enumerate(parts):
+    halves, shares, outputs = [], [], {}
+    # the shares' MJX step first: its trace and compile are the critical path
+    for k in sorted(range(len(parts)), key=lambda k: k < 2):
+        part_env, part_recurrent = parts[k]
         if k < 2:
             act, half = ahead.submit(steps.act, leaves, part_env, part_recurrent, label=label)
             result = jax.ShapeDtypeStruct((sizes[k], physics.result_width), jnp.float32)
@@ -305,18 +291,15 @@ def compile_rollout(
                                                    label=label)
             halves.append((act, advance, last))
         else:
-            trace_share_ahead(env, env_state.done.shape[0], device_share, ahead.exported,
-                              label).result()
             shared = share_steps(env, graphdef, network_tree)
             step, (final, record) = ahead.submit(shared.step, leaves, part_env,
                                                  part_recurrent, label=_share_label(label))
             values_of, value = ahead.submit(shared.values, *final, label=_share_label(label))
             shares.append((step, values_of))
-        finals.append(final)
-        records.append([record] * length)
-        values.append(value)
+        outputs[k] = final, [record] * length, value
+    finals, records, values = zip(*(outputs[k] for k in range(len(parts))))
     joined, (env_out, recurrent_out, rollout) = ahead.submit(
-        _joined, tuple(finals), tuple(records), tuple(values), label=label)
+        _joined, finals, tuple(records), values, label=label)
 
     def compiled() -> RolloutPrograms:
         return RolloutPrograms(

@@ -18,8 +18,8 @@ from modular_ppo.ppo.state import (
     new_training_state,
     place_state,
 )
-from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
-from modular_ppo.ppo.pipelined_step import pipelined_train_step
+from modular_ppo.ppo.exported_step import ExportedSteps
+from modular_ppo.ppo.step_ahead import StepAhead, compile_step
 from modular_ppo.ppo.step import check_static_arguments
 
 OnIteration = Callable[[TrainingState, HostMetrics], bool]
@@ -42,6 +42,7 @@ def train(
     exported: ExportedSteps | None = None,
     pipelined: bool = False,
     device_share: float = 0.0,
+    ahead: StepAhead | None = None,
 ) -> TrainResult:
     """Train until `config.total_steps` environment steps (over every body) or until
     `on_iteration` says stop. Start from `new_training_state` or a restored checkpoint of
@@ -51,8 +52,9 @@ def train(
     Each call of the jitted `train_step` runs `config.iterations_per_call` PPO iterations.
     Its metrics (see `metrics_to_host`) also carry "steps" (exact, from the state's
     counter), "time/call_s" and "throughput/env_steps_per_s"; the first call's carry
-    "time/compile_s", the time spent compiling (near 0 when this process already compiled
-    the same bodies, network structures and config), kept out of the throughput. In a run
+    "time/compile_s", the time spent compiling, or waiting for the compile `ahead` started
+    (near 0 when this process already compiled the same bodies, network structures and
+    config), kept out of the throughput. In a run
     of several processes (`initialize_distributed`) every process calls `train` alike, and
     `on_iteration` must decide the same in each (the metrics are the same in each).
 
@@ -62,6 +64,8 @@ def train(
     (`pipelined_train_step`, its programs compiled side by side before the first call, and
     kept in `exported` likewise; envs of the CPU backend). device_share: with `pipelined`, about
     this share of each body's environments is stepped by MJX on the device.
+    ahead: the step compiled while the state was built (`StepAhead`), taken if it was
+    compiled for this state's shapes.
     """
     check_groups(groups, config)
     names = [group.name for group in groups]
@@ -75,8 +79,9 @@ def train(
         check_static_arguments(group.env, group.graphdef)
     state = place_state(state, groups, config)
     started = time.perf_counter()
-    step = (pipelined_train_step(groups, config, state, device_share, exported) if pipelined
-            else compile_train_step(groups, config, state, exported))
+    step = ahead.step_for(state) if ahead is not None else None
+    if step is None:
+        step = compile_step(groups, config, state, exported, pipelined, device_share)
     compile_s = time.perf_counter() - started
     bodies = [group.name for group in groups]
     timing = {"time/compile_s": compile_s}

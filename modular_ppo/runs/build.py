@@ -10,7 +10,7 @@ from flax import nnx
 
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.networks import MaxSizeTooSmall, make_network
-from modular_ppo.ppo import new_training_state, trace_share_ahead
+from modular_ppo.ppo import BodyGroup, StepAhead, TrainingState, new_training_state
 from modular_ppo.runs.checkpoint import Checkpointer
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.config_json import load_run_config
@@ -20,15 +20,24 @@ from modular_ppo.runs.run import Run, exported_steps
 from modular_ppo.runs.run_dir import CHECKPOINT_DIR
 
 
-def new_run(resolved: ResolvedRun) -> Run:
+def new_run(resolved: ResolvedRun, compile_ahead: bool = False) -> Run:
     """The networks (one per body, sharing their parameters) and a fresh training state
-    of a resolved run."""
+    of a resolved run. compile_ahead: start compiling its training step now, while the
+    networks and state are built (`ppo.StepAhead`; not with data parallelism): for a run
+    about to train, on a machine with cores to spare."""
     config = resolved.config
-    if config.pipelined:  # the device share's MJX step traced while the rest is built
-        exported = exported_steps(config, resolved.bodies, resolved.custom_env)
-        for name, env in resolved.envs.items():
-            trace_share_ahead(env, resolved.body_envs[name], config.device_share or 0.0,
-                              exported, label=name)
+    ahead = None
+    if compile_ahead and not config.ppo.data_parallel:
+        ahead = StepAhead(lambda: _networks_and_state(resolved), config.ppo,
+                          exported_steps(config, resolved.bodies, resolved.custom_env),
+                          config.pipelined, config.device_share or 0.0)
+    groups, state = _networks_and_state(resolved)
+    return Run(config, resolved.bodies, groups, state, custom_env=resolved.custom_env,
+               step_ahead=ahead)
+
+
+def _networks_and_state(resolved: ResolvedRun) -> tuple[tuple[BodyGroup, ...], TrainingState]:
+    config = resolved.config
     try:
         networks = [
             (env, make_network(resolved.bodies[name], env.obs_sizes, config.network,
@@ -37,10 +46,9 @@ def new_run(resolved: ResolvedRun) -> Run:
         ]
     except MaxSizeTooSmall as error:
         raise max_size_error(config, error) from None
-    groups, state = new_training_state(networks, config.ppo, config.seed,
-                                       body_envs=resolved.body_envs,
-                                       loss_weights=resolved.loss_weights)
-    return Run(config, resolved.bodies, groups, state, custom_env=resolved.custom_env)
+    return new_training_state(networks, config.ppo, config.seed,
+                              body_envs=resolved.body_envs,
+                              loss_weights=resolved.loss_weights)
 
 
 def build_run(config: TrainRunConfig, env: ModularEnvProtocol | None = None,

@@ -22,6 +22,7 @@ from modular_ppo.ppo import (
     EvalConfig,
     ExportedSteps,
     OnIteration,
+    StepAhead,
     TrainingState,
     body_key,
     compile_evaluator,
@@ -66,6 +67,8 @@ class Run:
     custom_env: bool = False
     """Built on an env given in code, not from the config: its training step is traced
     every time (`runs.program_key` can name only what the config builds)."""
+    step_ahead: StepAhead | None = None
+    """Its training step, compiling since the run was built (`runs.build.new_run`)."""
 
     @property
     def name(self) -> str:
@@ -144,7 +147,8 @@ class Run:
         exported = exported_steps(self.config, self.bodies, self.custom_env)
         return train(self.groups, self.state, self.config.ppo, on_iteration=on_iteration,
                      exported=exported, pipelined=self.config.pipelined,
-                     device_share=self.config.device_share or 0.0).state
+                     device_share=self.config.device_share or 0.0,
+                     ahead=self.step_ahead).state
 
     def summary(self, final: dict[str, float]) -> str:
         if len(self.bodies) == 1:

@@ -70,7 +70,7 @@ def run_training(
     resolved = resolve_train_config(config, env, loaded)
     config = resolved.config
     console.print(f"building [bold]{config.body}[/] with the [bold]{config.arch}[/] network ...")
-    run = new_run(resolved)
+    run = new_run(resolved, compile_ahead=cores_to_spare())
     if config.init_from is not None and config.resume is None:
         run = start_from(run, config.init_from)
         console.print(f"starting from the parameters of {config.init_from} (its latest "
