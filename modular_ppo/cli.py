@@ -23,8 +23,10 @@ import os
 import sys
 from typing import Annotated, Any, Union
 
+from modular_ppo.early_start import start_backend
 from modular_ppo.headless import prepare_process
 
+start_backend(sys.argv[1:])  # beside the imports below, where the command uses a device
 prepare_process()  # the command line's process: before anything below imports MuJoCo
 
 import tyro  # noqa: E402
