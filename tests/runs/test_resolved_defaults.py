@@ -139,7 +139,7 @@ def test_a_cli_train_run_loads_its_body_once(monkeypatch, tmp_path):
         loads.append((name, partition))
         return real_load(name, partition)
 
-    def new_run(resolved):
+    def new_run(resolved, **_):
         raise Built(resolved)
 
     real_load = resolve.load_body
