@@ -53,21 +53,16 @@ class ExportedSteps:
 
 
 def compile_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
-                       exported: ExportedSteps | None = None,
-                       on_traced: Callable[[], None] | None = None) -> CompiledStep:
+                       exported: ExportedSteps | None = None) -> CompiledStep:
     """`train_step(groups, config, ·)` compiled for states shaped like `state`.
 
     exported None: traced, lowered and compiled here. Otherwise the program comes from the
     file for this key and state in `exported.folder` (written first if missing, unreadable
     or not for these shapes), and the state travels as its flat list of leaves: the
-    returned function takes and gives `TrainingState`s all the same. on_traced: called once
-    the step is traced (or read), before it compiles.
+    returned function takes and gives `TrainingState`s all the same.
     """
-    traced = on_traced or (lambda: None)
     if exported is None:
-        lowered = train_step.lower(groups, config, state)
-        traced()
-        return lowered.compile()
+        return train_step.lower(groups, config, state).compile()
     leaves, treedef = jax.tree.flatten(state)
     path = exported.folder / f"{file_digest(exported.key, treedef, leaves)}{SUFFIX}"
     program = _read(path)
@@ -78,11 +73,8 @@ def compile_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig, state: 
             # A step that calls back into Python (jax.pure_callback: the CPU backend on an
             # accelerator, or a custom env's) or into a foreign custom call cannot be
             # exported; it is compiled directly, where a real error raises again.
-            lowered = train_step.lower(groups, config, state)
-            traced()
-            return lowered.compile()
+            return train_step.lower(groups, config, state).compile()
         write_whole(path, program.serialize())
-    traced()
 
     def train_step_exported(*leaves):
         return program.call(*leaves)

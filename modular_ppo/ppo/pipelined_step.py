@@ -5,7 +5,6 @@ update as `train_step` (`step.learn`), jitted on the device."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -44,8 +43,7 @@ def _combined(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list
 
 def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
                          state: TrainingState, device_share: float = 0.0,
-                         exported: ExportedSteps | None = None,
-                         on_traced: Callable[[], None] | None = None):
+                         exported: ExportedSteps | None = None):
     """A function state -> (state, metrics) computing what `train_step(groups, config, ·)`
     does, with every body's rollout collected by `collect_pipelined` (so each part of a
     body's environments but the first draws its action noise from a stream of its own:
@@ -53,8 +51,8 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
     states shaped like `state`, side by side (`CompileAhead`). device_share: of each body's environments,
     about this share is stepped by MJX on the device (`part_sizes`). exported: keep the
     traced programs there under its key, so a later run with the key reads them instead of
-    tracing them (`CompileAhead`). on_traced: called once every program is traced, while
-    they compile. BodyGroupError for data parallelism or an env not on the CPU backend."""
+    tracing them (`CompileAhead`). BodyGroupError for data parallelism or an env not on
+    the CPU backend."""
     if config.data_parallel:
         raise BodyGroupError("--backend cpu-pipelined runs on one device: drop "
                              "--ppo.data-parallel, or use --backend mjx to split the "
@@ -75,8 +73,6 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
                                    [output] * config.iterations_per_call, n_static=1,
                                    label="metrics")
         _check_same_shapes(state, next_state)
-        if on_traced is not None:
-            on_traced()
     finally:
         ahead.close()
     programs = {name: compiled() for name, compiled in rollouts.items()}

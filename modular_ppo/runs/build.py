@@ -22,16 +22,15 @@ from modular_ppo.runs.run_dir import CHECKPOINT_DIR
 
 def new_run(resolved: ResolvedRun, compile_ahead: bool = False) -> Run:
     """The networks (one per body, sharing their parameters) and a fresh training state
-    of a resolved run. compile_ahead: trace its training step first, then build while it
-    compiles (`ppo.StepAhead`; not with data parallelism): for a run about to train, on a
-    machine with cores to spare."""
+    of a resolved run. compile_ahead: start compiling its training step now, while the
+    networks and state are built (`ppo.StepAhead`; not with data parallelism): for a run
+    about to train, on a machine with cores to spare."""
     config = resolved.config
     ahead = None
     if compile_ahead and not config.ppo.data_parallel:
         ahead = StepAhead(lambda: _networks_and_state(resolved), config.ppo,
                           exported_steps(config, resolved.bodies, resolved.custom_env),
                           config.pipelined, config.device_share or 0.0)
-        ahead.wait_traced()
     groups, state = _networks_and_state(resolved)
     return Run(config, resolved.bodies, groups, state, custom_env=resolved.custom_env,
                step_ahead=ahead)

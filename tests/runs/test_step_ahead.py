@@ -15,7 +15,6 @@ import pytest
 from tiny_body import tiny_run_config
 
 from modular_ppo.ppo import StepAhead
-from modular_ppo.runs import build as build_module
 from modular_ppo.runs.build import new_run
 from modular_ppo.runs.resolve import resolve_train_config
 
@@ -48,18 +47,9 @@ def fitted(run):
 
 
 def test_the_run_trains_with_the_step_compiled_ahead_to_the_same_state(config,
-                                                                       compiled_by_train,
-                                                                       monkeypatch):
-    events = []
-    wait_traced, build = StepAhead.wait_traced, build_module._networks_and_state
-    monkeypatch.setattr(StepAhead, "wait_traced",
-                        lambda self: wait_traced(self) or events.append("traced"))
-    monkeypatch.setattr(build_module, "_networks_and_state", lambda resolved: events.append(
-        threading.current_thread().name) or build(resolved))
+                                                                       compiled_by_train):
     ahead = new_run(resolve_train_config(config), compile_ahead=True)
     assert isinstance(ahead.step_ahead, StepAhead)
-    # traced from an abstract build first, then the real build beside the compiles
-    assert events == ["compile training step", "traced", "MainThread"]
     trained_ahead = fitted(ahead)
     assert compiled_by_train == []
 
@@ -85,6 +75,4 @@ def test_a_state_of_other_shapes_or_a_failed_build_is_compiled_where_training_st
     def broken_build():
         raise ValueError("a body the build refuses")
 
-    broken = StepAhead(broken_build, config.ppo)
-    broken.wait_traced()  # does not wait forever
-    assert broken.step_for(run.state) is None
+    assert StepAhead(broken_build, config.ppo).step_for(run.state) is None
