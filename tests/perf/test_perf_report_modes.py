@@ -1,12 +1,15 @@
 """The report modes that print BENCHMARKS.md's tables from committed records: body_cost.py,
-every_body.py report --rows, throughput.py --report, compile_cache.py --report."""
+every_body.py report --rows, throughput.py --report, compile_cache.py --report, mabrax.py
+--report."""
 
 import json
+import re
 from pathlib import Path
 
 import body_cost
 import compile_cache
 import every_body
+import mabrax
 import records
 import throughput
 
@@ -115,3 +118,14 @@ def test_compile_cache_start_breakdown_reads_the_cli_lines_and_jax_compile_log()
     assert found["trace_s"] == {"_step": 4.188600302, "_start": 1.144833803}
     # the longest of each name, longest first; what took under 0.5 s left out
     assert found["compile_s_by_program"] == {"step": 26.269920111, "reset_envs": 3.382466555}
+
+
+def test_the_mabrax_table_keeps_one_column_per_method_for_humanoid_9_8():
+    record = {"task": "MABrax humanoid_9|8", "marks": [5_000_000, 10_000_000], "results": {
+        "ours (PPO, per-module GAE, team advantage)": {
+            "returns": {"5000000": 652.4, "10000000": 4775.0}, "wall_s": 190.3,
+            "cpu": "unknown", "device": "TPU v5 lite", "date": "2026-12-06", "load_1min": 0.0}}}
+    header, _, row = mabrax.summary([record]).splitlines()
+    # the task's own "|" is escaped: as many cell separators as the header's
+    assert len(re.findall(r"(?<!\\)\|", row)) == header.count("|")
+    assert row.startswith(r"| humanoid_9\|8 (5M / 10M) | 652 / 4,775 (3 min) | - | - |")
