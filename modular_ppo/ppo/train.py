@@ -54,9 +54,9 @@ def train(
     counter), "time/call_s" and "throughput/env_steps_per_s"; the first call's carry
     "time/compile_s", the time spent compiling, or waiting for the compile `ahead` started
     (near 0 when this process already compiled the same bodies, network structures and
-    config), kept out of the throughput. In a run
-    of several processes (`initialize_distributed`) every process calls `train` alike, and
-    `on_iteration` must decide the same in each (the metrics are the same in each).
+    config), kept out of the throughput. In a run of several processes
+    (`initialize_distributed`) every process calls `train` alike, and `on_iteration` must
+    decide the same in each (the metrics are the same in each).
 
     exported: keep the traced training step in this folder under this key, so that a later
     `train` with the same key loads it instead of tracing it (`compile_train_step`).
