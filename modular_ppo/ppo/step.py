@@ -6,6 +6,7 @@ import functools
 from typing import NamedTuple
 
 import jax
+import jax.flatten_util
 import jax.numpy as jnp
 import optax
 from flax import nnx
@@ -215,7 +216,9 @@ def update_networks(
         )
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
-        return (params, opt_state), (terms, optax.tree.norm(grads), nonfinite(grads))
+        flat_grads = jax.flatten_util.ravel_pytree(grads)[0]
+        return (params, opt_state), (terms, jnp.linalg.norm(flat_grads),
+                                     ~jnp.all(jnp.isfinite(flat_grads)))
 
     def update_epoch(carry, epoch_key):
         minibatches = {

@@ -22,15 +22,17 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from modular_ppo.runs.checkpoint_v1 import v1_layouts
+from modular_ppo.runs.checkpoint_v2 import v2_layout
 from modular_ppo.runs.errors import CheckpointError
 
 logger = logging.getLogger(__name__)
 
 
-FORMAT = 2
-"""The layout of the training state in checkpoints written now (`ppo.TrainingState`),
-saved in each checkpoint's identity. Format 1 (no "format" in the identity) is read
-through `checkpoint_v1`."""
+FORMAT = 3
+"""The layout of the training state in checkpoints written now (`ppo.TrainingState`, the
+optimizer's state on raveled parameters), saved in each checkpoint's identity. Format 2
+(per-array optimizer state) is read through `checkpoint_v2`, format 1 (no "format" in the
+identity) through `checkpoint_v1` and then `checkpoint_v2`."""
 
 
 def structure_id(tree: Any) -> str:
@@ -166,16 +168,19 @@ class Checkpointer:
         written = identity.get("format", 1)
         if written == FORMAT:
             return template, lambda state: state
-        if written == 1:
-            for layout, upgrade in v1_layouts(template):
-                if structure_id(layout) == identity.get("structure"):
-                    return layout, upgrade
-            return template, lambda state: state  # _check_identity says why it does not fit
-        raise CheckpointError(
-            f"{self.directory / str(step)}: this checkpoint has format {written}, written by "
-            f"a newer modular_ppo; this one reads formats 1 and {FORMAT}. Resume it with "
-            "the modular_ppo version that trained it."
-        )
+        if written not in (1, 2):
+            raise CheckpointError(
+                f"{self.directory / str(step)}: this checkpoint has format {written}, written "
+                f"by a newer modular_ppo; this one reads formats 1 to {FORMAT}. Resume it with "
+                "the modular_ppo version that trained it."
+            )
+        v2, to_v3 = v2_layout(template)
+        if written == 2:
+            return v2, to_v3
+        for layout, to_v2 in v1_layouts(v2):
+            if structure_id(layout) == identity.get("structure"):
+                return layout, lambda state, to_v2=to_v2: to_v3(to_v2(state))
+        return template, lambda state: state  # _check_identity says why it does not fit
 
     def _check_identity(self, identity: dict[str, Any], expected: str, step: int) -> None:
         where = self.directory / str(step)

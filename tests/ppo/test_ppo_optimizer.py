@@ -1,3 +1,4 @@
+import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
@@ -31,3 +32,24 @@ def test_weight_decay_switches_to_adamw():
     plain = updates(PPOConfig(learning_rate=0.1, weight_decay=None), [[0.0]], params=(2.0,))
     np.testing.assert_allclose(decayed[0], -0.1 * 0.5 * 2.0, rtol=1e-5)
     assert plain[0] == 0.0
+
+
+def test_raveled_parameters_get_the_per_array_update():
+    """The optimizer runs on one raveled vector: the same clipped AdamW step for every
+    parameter as the per-array chain gives, and Adam's moments held as such vectors."""
+    params = {"a": jnp.arange(6.0).reshape(2, 3), "b": {"c": jnp.ones(4)}}
+    config = PPOConfig(learning_rate=0.1, gradient_clipping=1.0, weight_decay=0.01)
+    per_array = optax.chain(optax.clip_by_global_norm(1.0),
+                            optax.adamw(0.1, weight_decay=0.01))
+    results = []
+    for optimizer in (make_optimizer(config), per_array):
+        state, current = optimizer.init(params), params
+        for scale in (5.0, 0.5):
+            grads = jax.tree.map(lambda x: scale * jnp.sin(3.0 * x + 1.0), current)
+            update, state = optimizer.update(grads, state, current)
+            current = optax.apply_updates(current, update)
+        results.append((current, state))
+    (raveled, raveled_state), (expected, _) = results
+    for got, want in zip(jax.tree.leaves(raveled), jax.tree.leaves(expected), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert {np.shape(leaf) for leaf in jax.tree.leaves(raveled_state)} == {(), (10,)}

@@ -1,9 +1,10 @@
-"""Run directories written before one body and several became one training path
-(checkpoint format 1, commit dc7da1c) still restore and resume.
+"""Run directories written by earlier checkpoint formats still restore and resume.
 
-format1_runs/ holds two such runs of the reliability tests' tiny bodies, trained by that
-commit for 32 steps (CPU backend, the reliability tests' shapes): "tiny" (one body, its
-single-body TrainingState) and "tiny+tiny-two" (two bodies, its MultiBodyState)."""
+format1_runs/ holds two runs of the reliability tests' tiny bodies written before one body
+and several became one training path (format 1, commit dc7da1c), trained for 32 steps (CPU
+backend, the reliability tests' shapes): "tiny" (one body, its single-body TrainingState)
+and "tiny+tiny-two" (two bodies, its MultiBodyState). format2_runs/ holds "tiny" trained
+the same way before the optimizer state was raveled (format 2, commit 384ff9a)."""
 
 import json
 import shutil
@@ -21,8 +22,9 @@ from modular_ppo import cli
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.checkpoint import FORMAT, _keys_to_data, structure_id
 from modular_ppo.runs.checkpoint_v1 import v1_layouts
+from modular_ppo.runs.checkpoint_v2 import v2_layout
 
-FORMAT1_RUNS = Path(__file__).with_name("format1_runs")
+HERE = Path(__file__).parent
 
 
 @pytest.fixture(autouse=True)
@@ -35,14 +37,15 @@ def no_persistent_compile_cache():
     jax.config.update("jax_enable_compilation_cache", enabled)
 
 
-@pytest.fixture(params=["tiny", "tiny+tiny-two"])
+@pytest.fixture(params=["format1_runs/tiny", "format1_runs/tiny+tiny-two", "format2_runs/tiny"])
 def old_run(request, tmp_path) -> Path:
     """A copy of the old run dir whose config.json names the bodies where they are now."""
-    run_dir = tmp_path / "runs" / request.param / "v1"
-    shutil.copytree(FORMAT1_RUNS / request.param, run_dir)
+    folder, name = request.param.split("/")
+    run_dir = tmp_path / "runs" / name / "old"
+    shutil.copytree(HERE / request.param, run_dir)
     record = json.loads((run_dir / "config.json").read_text())
     record["config"]["body"] = ",".join(
-        str(FORMAT1_RUNS / f"{name}.xml") for name in request.param.split("+"))
+        str(HERE / "format1_runs" / f"{body}.xml") for body in name.split("+"))
     record["config"]["runs_root"] = str(tmp_path / "runs")
     (run_dir / "config.json").write_text(json.dumps(record))
     return run_dir
@@ -63,15 +66,19 @@ def test_an_old_checkpoint_restores_the_policy_it_evaluated(old_run):
 
 
 def test_every_saved_leaf_is_restored_unchanged(old_run):
-    """The upgrade only rearranges: laid out again as format 1, the restored state is the
+    """The upgrade only rearranges: laid out again as its format, the restored state is the
     checkpoint's arrays, leaf for leaf."""
     run, _ = restore_run(old_run)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # orbax: no sharding given, it reads the saved one
         saved = ocp.PyTreeCheckpointer().restore(old_run / "checkpoints" / "32" / "state")
-    (layout,) = [layout for layout, _ in v1_layouts(run.state)
-                 if structure_id(layout) == _identity(old_run, 32)["structure"]]
-    layout = layout.replace(steps=jnp.asarray(int(run.state.steps), jnp.int32))
+    identity = _identity(old_run, 32)
+    layout, _ = v2_layout(run.state)
+    if identity.get("format", 1) == 1:
+        (layout,) = [layout for layout, _ in v1_layouts(layout)
+                     if structure_id(layout) == identity["structure"]]
+        layout = layout.replace(steps=jnp.asarray(int(run.state.steps), jnp.int32))
+    assert structure_id(layout) == identity["structure"]
     leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(_keys_to_data(layout))]
     restored = {f"{i:05d}": leaf for i, leaf in enumerate(leaves) if leaf.size}
     assert restored.keys() == saved.keys() and len(saved) > 20
