@@ -217,8 +217,7 @@ def update_networks(
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         flat_grads = jax.flatten_util.ravel_pytree(grads)[0]
-        return (params, opt_state), (terms, jnp.linalg.norm(flat_grads),
-                                     ~jnp.all(jnp.isfinite(flat_grads)))
+        return (params, opt_state), (terms, jnp.linalg.norm(flat_grads), nonfinite(flat_grads))
 
     def update_epoch(carry, epoch_key):
         minibatches = {
