@@ -92,7 +92,7 @@ PART_KINDS = {
     "host": PartKind("MuJoCo's C simulator on the host's cores (mujoco-batch)", 12, 45),
     "split": PartKind("both engines at once: C simulator on the host's cores for the second "
                       "count of envs, MJX for the rest (split-step)", 45, 90),
-    "brax": PartKind("Brax PPO on the same MJCF (cases.py brax-ppo)", 120, 180),
+    "brax": PartKind("Brax PPO on the same MJCF (cases.py brax-ppo)", 120, 300),
 }
 CASES = {"raw": "mjx-step/{}", "host": "mujoco-batch/{}", "split": "split-step/{}",
          "brax": "brax-ppo/{}"}
