@@ -33,6 +33,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, PyTree
 
+from modular_ppo.ppo.shape_groups import stack_by_shape
+
 Metrics = dict[str, Array]
 HostMetrics = dict[str, float | int | bool]
 
@@ -50,15 +52,12 @@ def explained_variance(
 
 
 def nonfinite(tree: PyTree) -> Bool[Array, ""]:
-    """Whether any floating-point leaf holds a NaN or an infinity."""
-    by_dtype: dict[jnp.dtype, list[jax.Array]] = {}
-    for leaf in jax.tree.leaves(tree):
-        if jnp.issubdtype(leaf.dtype, jnp.inexact):
-            by_dtype.setdefault(leaf.dtype, []).append(jnp.ravel(leaf))
-    # One check per dtype over the leaves raveled together, not one per leaf: a body of
-    # many modules has hundreds of leaves, each a few more operations to compile.
+    """Whether any floating-point leaf holds a NaN or an infinity: one check per stack of
+    same-shaped leaves (`stack_by_shape`), not one per leaf, of which a body of many
+    modules has hundreds."""
     return functools.reduce(jnp.logical_or, [
-        ~jnp.all(jnp.isfinite(jnp.concatenate(parts))) for parts in by_dtype.values()
+        ~jnp.all(jnp.isfinite(stack)) for stack in stack_by_shape(tree).values()
+        if jnp.issubdtype(stack.dtype, jnp.inexact)
     ], jnp.zeros((), bool))
 
 

@@ -19,6 +19,7 @@ from modular_ppo.networks.contract import ModularNetwork, NetState
 from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.counter import StepCounter
 from modular_ppo.ppo.errors import BodyGroupError, NetworkEnvMismatch
+from modular_ppo.ppo.shape_groups import by_shape
 from modular_ppo.ppo.sharding import along_envs, check_data_parallel, data_mesh, place, replicated
 
 
@@ -84,8 +85,8 @@ class TrainingState:
 
 def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
     """Optional global-norm gradient clipping, then Adam (or AdamW with weight_decay), on
-    every parameter raveled into one vector (`optax.flatten`; its state holds Adam's moments
-    as such vectors): the same update element by element, but a few operations per step
+    the parameters stacked by shape (`shape_groups.by_shape`; its state holds Adam's moments
+    as such stacks): the same update element by element, but a few operations per shape
     instead of a few per parameter array, which a body of many modules has hundreds of
     (BENCHMARKS.md, "Compile ... by module count")."""
     if config.weight_decay is None:
@@ -94,7 +95,7 @@ def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
         step = optax.adamw(config.learning_rate, weight_decay=config.weight_decay)
     if config.gradient_clipping is not None:
         step = optax.chain(optax.clip_by_global_norm(config.gradient_clipping), step)
-    return optax.flatten(step)
+    return by_shape(step)
 
 
 def new_training_state(

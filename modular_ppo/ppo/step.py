@@ -6,7 +6,6 @@ import functools
 from typing import NamedTuple
 
 import jax
-import jax.flatten_util
 import jax.numpy as jnp
 import optax
 from flax import nnx
@@ -32,6 +31,7 @@ from modular_ppo.ppo.metrics import (
     per_key,
 )
 from modular_ppo.ppo.rollout import Rollout, collect_rollout
+from modular_ppo.ppo.shape_groups import stack_by_shape
 from modular_ppo.ppo.sharding import data_mesh
 from modular_ppo.ppo.state import (
     BodyGroup,
@@ -216,8 +216,8 @@ def update_networks(
         )
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
-        flat_grads = jax.flatten_util.ravel_pytree(grads)[0]
-        return (params, opt_state), (terms, jnp.linalg.norm(flat_grads), nonfinite(flat_grads))
+        stacked = stack_by_shape(grads)
+        return (params, opt_state), (terms, optax.tree.norm(stacked), nonfinite(stacked))
 
     def update_epoch(carry, epoch_key):
         minibatches = {

@@ -22,17 +22,17 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from modular_ppo.runs.checkpoint_v1 import v1_layouts
-from modular_ppo.runs.checkpoint_v2 import v2_layout
+from modular_ppo.runs.checkpoint_v2_v3 import v2_layout, v3_layout
 from modular_ppo.runs.errors import CheckpointError
 
 logger = logging.getLogger(__name__)
 
 
-FORMAT = 3
+FORMAT = 4
 """The layout of the training state in checkpoints written now (`ppo.TrainingState`, the
-optimizer's state on raveled parameters), saved in each checkpoint's identity. Format 2
-(per-array optimizer state) is read through `checkpoint_v2`, format 1 (no "format" in the
-identity) through `checkpoint_v1` and then `checkpoint_v2`."""
+optimizer's state on the parameters stacked by shape), saved in each checkpoint's identity.
+Formats 3 (raveled parameters) and 2 (per array) are read through `checkpoint_v2_v3`,
+format 1 (no "format" in the identity) through `checkpoint_v1` and then as format 2."""
 
 
 def structure_id(tree: Any) -> str:
@@ -168,18 +168,20 @@ class Checkpointer:
         written = identity.get("format", 1)
         if written == FORMAT:
             return template, lambda state: state
-        if written not in (1, 2):
+        if written not in (1, 2, 3):
             raise CheckpointError(
                 f"{self.directory / str(step)}: this checkpoint has format {written}, written "
                 f"by a newer modular_ppo; this one reads formats 1 to {FORMAT}. Resume it with "
                 "the modular_ppo version that trained it."
             )
-        v2, to_v3 = v2_layout(template)
+        if written == 3:
+            return v3_layout(template)
+        v2, from_v2 = v2_layout(template)
         if written == 2:
-            return v2, to_v3
+            return v2, from_v2
         for layout, to_v2 in v1_layouts(v2):
             if structure_id(layout) == identity.get("structure"):
-                return layout, lambda state, to_v2=to_v2: to_v3(to_v2(state))
+                return layout, lambda state, to_v2=to_v2: from_v2(to_v2(state))
         return template, lambda state: state  # _check_identity says why it does not fit
 
     def _check_identity(self, identity: dict[str, Any], expected: str, step: int) -> None:

@@ -34,10 +34,10 @@ def test_weight_decay_switches_to_adamw():
     assert plain[0] == 0.0
 
 
-def test_raveled_parameters_get_the_per_array_update():
-    """The optimizer runs on one raveled vector: the same clipped AdamW step for every
-    parameter as the per-array chain gives, and Adam's moments held as such vectors."""
-    params = {"a": jnp.arange(6.0).reshape(2, 3), "b": {"c": jnp.ones(4)}}
+def test_parameters_stacked_by_shape_get_the_per_array_update():
+    """The optimizer runs on the parameters stacked by shape: the same clipped AdamW step for
+    every parameter as the per-array chain gives, and Adam's moments held as those stacks."""
+    params = {"a": jnp.arange(6.0).reshape(2, 3), "b": {"c": jnp.ones(4), "d": -jnp.ones((2, 3))}}
     config = PPOConfig(learning_rate=0.1, gradient_clipping=1.0, weight_decay=0.01)
     per_array = optax.chain(optax.clip_by_global_norm(1.0),
                             optax.adamw(0.1, weight_decay=0.01))
@@ -49,7 +49,7 @@ def test_raveled_parameters_get_the_per_array_update():
             update, state = optimizer.update(grads, state, current)
             current = optax.apply_updates(current, update)
         results.append((current, state))
-    (raveled, raveled_state), (expected, _) = results
-    for got, want in zip(jax.tree.leaves(raveled), jax.tree.leaves(expected), strict=True):
+    (stacked, stacked_state), (expected, _) = results
+    for got, want in zip(jax.tree.leaves(stacked), jax.tree.leaves(expected), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
-    assert {np.shape(leaf) for leaf in jax.tree.leaves(raveled_state)} == {(), (10,)}
+    assert {np.shape(leaf) for leaf in jax.tree.leaves(stacked_state)} == {(), (1, 4), (2, 2, 3)}

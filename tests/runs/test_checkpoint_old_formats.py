@@ -4,7 +4,8 @@ format1_runs/ holds two runs of the reliability tests' tiny bodies written befor
 and several became one training path (format 1, commit dc7da1c), trained for 32 steps (CPU
 backend, the reliability tests' shapes): "tiny" (one body, its single-body TrainingState)
 and "tiny+tiny-two" (two bodies, its MultiBodyState). format2_runs/ holds "tiny" trained
-the same way before the optimizer state was raveled (format 2, commit 384ff9a)."""
+the same way before the optimizer state was raveled (format 2, commit 384ff9a), and
+format3_runs/ while it was (format 3, commit ca66584)."""
 
 import json
 import shutil
@@ -22,7 +23,7 @@ from modular_ppo import cli
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.checkpoint import FORMAT, _keys_to_data, structure_id
 from modular_ppo.runs.checkpoint_v1 import v1_layouts
-from modular_ppo.runs.checkpoint_v2 import v2_layout
+from modular_ppo.runs.checkpoint_v2_v3 import v2_layout, v3_layout
 
 HERE = Path(__file__).parent
 
@@ -37,7 +38,8 @@ def no_persistent_compile_cache():
     jax.config.update("jax_enable_compilation_cache", enabled)
 
 
-@pytest.fixture(params=["format1_runs/tiny", "format1_runs/tiny+tiny-two", "format2_runs/tiny"])
+@pytest.fixture(params=["format1_runs/tiny", "format1_runs/tiny+tiny-two", "format2_runs/tiny",
+                        "format3_runs/tiny"])
 def old_run(request, tmp_path) -> Path:
     """A copy of the old run dir whose config.json names the bodies where they are now."""
     folder, name = request.param.split("/")
@@ -73,8 +75,9 @@ def test_every_saved_leaf_is_restored_unchanged(old_run):
         warnings.simplefilter("ignore")  # orbax: no sharding given, it reads the saved one
         saved = ocp.PyTreeCheckpointer().restore(old_run / "checkpoints" / "32" / "state")
     identity = _identity(old_run, 32)
-    layout, _ = v2_layout(run.state)
-    if identity.get("format", 1) == 1:
+    written = identity.get("format", 1)
+    layout, _ = (v3_layout if written == 3 else v2_layout)(run.state)
+    if written == 1:
         (layout,) = [layout for layout, _ in v1_layouts(layout)
                      if structure_id(layout) == identity["structure"]]
         layout = layout.replace(steps=jnp.asarray(int(run.state.steps), jnp.int32))
