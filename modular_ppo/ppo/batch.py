@@ -54,8 +54,9 @@ def make_batch(
 
     recurrent: the network's recurrent state when the rollout started, [N, ...].
     """
+    rewards = jax.tree.map(lambda reward: reward * config.reward_scale, rollout.rewards)
     advantages = per_key_gae(
-        rollout.rewards, rollout.values, rollout.last_values, rollout.done, rollout.truncated,
+        rewards, rollout.values, rollout.last_values, rollout.done, rollout.truncated,
         config.gamma, config.gae_lambda,
     )
     batch = Minibatch(

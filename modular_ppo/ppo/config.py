@@ -35,6 +35,10 @@ class PPOConfig:
     """Discount factor of future rewards, in [0, 1]."""
     gae_lambda: float = 0.95
     """GAE(lambda) trade-off between bias (0) and variance (1), in [0, 1]."""
+    reward_scale: float = 1.0
+    """Every module's rewards are multiplied by this before GAE, so the value heads learn
+    returns in these units (Brax's `reward_scaling`); episode returns are reported
+    unscaled. > 0."""
     clip_range: float = 0.2
     """PPO ratio clipping: ratios outside [1 - clip_range, 1 + clip_range] give no gradient.
     In (0, 1)."""
@@ -71,7 +75,7 @@ class PPOConfig:
             f"must be divisible by n_minibatches = {self.n_minibatches}, because minibatches "
             "hold whole environments. Choose n_envs a multiple of n_minibatches.",
         )
-        for field in ("learning_rate", "gamma", "gae_lambda", "clip_range",
+        for field in ("learning_rate", "gamma", "gae_lambda", "reward_scale", "clip_range",
                       "critic_loss_weight", "gradient_clipping", "weight_decay"):
             value = getattr(self, field)
             _require(value is None or math.isfinite(value), name, field, value,
@@ -81,6 +85,8 @@ class PPOConfig:
         _require(0 <= self.gamma <= 1, name, "gamma", self.gamma, "must be in [0, 1].")
         _require(0 <= self.gae_lambda <= 1, name, "gae_lambda", self.gae_lambda,
                  "must be in [0, 1].")
+        _require(self.reward_scale > 0, name, "reward_scale", self.reward_scale,
+                 "must be > 0 (1 leaves the rewards as the env gives them).")
         _require(0 < self.clip_range < 1, name, "clip_range", self.clip_range,
                  "must be in (0, 1), e.g. 0.2.")
         _require(self.critic_loss_weight >= 0, name, "critic_loss_weight",

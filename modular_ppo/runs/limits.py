@@ -107,6 +107,7 @@ LIMITS: dict[str, Limit] = {
     "ppo.learning_rate": _float(0, 10),
     "ppo.gamma": _float(0, 1),
     "ppo.gae_lambda": _float(0, 1),
+    "ppo.reward_scale": _float(0, MAX_WEIGHT, low_open=True),
     "ppo.clip_range": _float(0, 1, low_open=True, high_open=True),
     "ppo.critic_loss_weight": _WEIGHT,
     "ppo.gradient_clipping": _float(0, 1e9, low_open=True),

@@ -93,6 +93,7 @@ ANT_DEFAULT = {
     "ppo.n_epochs": 4,
     "ppo.n_minibatches": 4,
     "ppo.normalize_advantages": True,
+    "ppo.reward_scale": 1.0,
     "ppo.rollout_length": 32,
     "ppo.total_steps": 5000000,
     "ppo.weight_decay": None,
