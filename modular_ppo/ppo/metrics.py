@@ -55,9 +55,10 @@ def nonfinite(tree: PyTree) -> Bool[Array, ""]:
     """Whether any floating-point leaf holds a NaN or an infinity: one check per stack of
     same-shaped leaves (`stack_by_shape`), not one per leaf, of which a body of many
     modules has hundreds."""
+    floats = [leaf for leaf in jax.tree.leaves(tree)
+              if jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)]
     return functools.reduce(jnp.logical_or, [
-        ~jnp.all(jnp.isfinite(stack)) for stack in stack_by_shape(tree).values()
-        if jnp.issubdtype(stack.dtype, jnp.inexact)
+        ~jnp.all(jnp.isfinite(stack)) for stack in stack_by_shape(floats).values()
     ], jnp.zeros((), bool))
 
 

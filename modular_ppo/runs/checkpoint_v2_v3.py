@@ -24,8 +24,8 @@ Upgrade = Callable[[TrainingState], TrainingState]
 def v2_layout(template: TrainingState) -> tuple[TrainingState, Upgrade]:
     """The format-2 layout of `template`'s state (a template of the same leaves), and the
     function that turns a restored one into today's layout."""
-    return _moments_layout(template, lambda stacks, params: unstack_by_shape(stacks, params),
-                           lambda moments, params: stack_by_shape(moments))
+    return _moments_layout(template, unstack_by_shape,
+                           lambda moments, _: stack_by_shape(moments))
 
 
 def v3_layout(template: TrainingState) -> tuple[TrainingState, Upgrade]:
@@ -34,27 +34,25 @@ def v3_layout(template: TrainingState) -> tuple[TrainingState, Upgrade]:
     return _moments_layout(
         template,
         lambda stacks, params: ravel_pytree(unstack_by_shape(stacks, params))[0],
-        lambda moments, params: stack_by_shape(unravel(moments)))
+        lambda moments, _: stack_by_shape(unravel(moments)))
 
 
 def _moments_layout(template: TrainingState, to_old, from_old) -> tuple[TrainingState, Upgrade]:
     """Every dict of stacks in `template.opt_state` laid out by `to_old(stacks, params)`;
     the upgrade lays each back with `from_old(moments, params)`."""
-    keys = {shape_key(leaf) for leaf in jax.tree.leaves(template.params)}
+    params = template.params
+    keys = {shape_key(leaf) for leaf in jax.tree.leaves(params)}
 
     def is_stacks(node) -> bool:
         return isinstance(node, dict) and set(node) == keys
 
-    def map_stacks(function, *trees):
-        return jax.tree.map(
-            lambda node, *rest: function(node, *rest) if is_stacks(node) else
-            (rest[0] if rest else node),
-            template.opt_state, *trees, is_leaf=is_stacks)
-
-    old_opt_state = map_stacks(lambda stacks: to_old(stacks, template.params))
+    old_opt_state = jax.tree.map(
+        lambda node: to_old(node, params) if is_stacks(node) else node,
+        template.opt_state, is_leaf=is_stacks)
 
     def upgrade(old: TrainingState) -> TrainingState:
-        return old.replace(opt_state=map_stacks(
-            lambda _, moments: from_old(moments, template.params), old.opt_state))
+        return old.replace(opt_state=jax.tree.map(
+            lambda node, moments: from_old(moments, params) if is_stacks(node) else moments,
+            template.opt_state, old.opt_state, is_leaf=is_stacks))
 
     return template.replace(opt_state=old_opt_state), upgrade
