@@ -13,7 +13,7 @@ from modular_ppo.commands.tables import table
 from modular_ppo.compile_cache import CompileCacheConfig, CompileCacheFlags
 from modular_ppo.env import Backend, make_env
 from modular_ppo.output_paths import output_file
-from modular_ppo.ppo import EvalConfig, make_evaluator
+from modular_ppo.ppo import EvalConfig, episode_ends, make_evaluator
 from modular_ppo.runs.atomic_write import write_atomically
 from modular_ppo.runs.build import restore_run
 from modular_ppo.runs.config import StatisticsSource
@@ -59,6 +59,11 @@ class EvalCommand:
     output: Path | None = None
     """Also write the results (body -> mode -> metric -> value, the step, the statistics
     source) to this JSON file; an existing file is refused, not overwritten."""
+    episode_ends: bool = False
+    """Also count, per mode, how the episodes ended: the fraction truncated by the time
+    limit, terminated, and terminated outside each of the task's healthy ranges (e.g. the
+    root's height below its range: a fall; above it: a jump), from a second rollout of the
+    same episodes without auto-reset (`modular_ppo.ppo.episode_ends`)."""
     cache: CompileCacheFlags = CompileCacheConfig()
     """Where compiled programs are kept between commands."""
 
@@ -111,9 +116,11 @@ def evaluate_run(command: EvalCommand, console: Console | None = None) -> dict:
         for deterministic in (True, False):
             config = EvalConfig(n_envs=episodes, deterministic=deterministic)
             evaluator = make_evaluator(policy.env, policy.graphdef, config)
-            results[name]["deterministic" if deterministic else "stochastic"] = to_floats(
-                evaluator(policy.network_state, key)
-            )
+            metrics = to_floats(evaluator(policy.network_state, key))
+            if command.episode_ends:
+                metrics |= episode_ends(policy.env, policy.graphdef, policy.network_state,
+                                        config, key)
+            results[name]["deterministic" if deterministic else "stochastic"] = metrics
         rows = [
             {"metric": k.removeprefix("episode/"), **{mode: m[k] for mode, m in results[name].items()}}
             for k in results[name]["deterministic"]

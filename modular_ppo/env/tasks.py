@@ -22,6 +22,7 @@ ranges (height of the root, its hinge angle, the joint state).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
@@ -109,10 +110,23 @@ class Task:
 
 
 def healthy_check(body: BodyGraph, spec: TaskSpec) -> Callable[[mjx.Data], Bool[Array, ""]]:
-    """True where the state is inside every healthy range of `spec`: root body height or
-    the root's z joint coordinate (healthy_z, by `height_source`), the root's hinge angle
-    (healthy_angle), every qpos entry but the root's translation and every qvel entry
-    (healthy_state); strict or inclusive bounds."""
+    """True where the state is inside every healthy range of `spec`: no `unhealthy_causes`."""
+    causes = unhealthy_causes(body, spec)
+
+    def healthy(data: mjx.Data) -> Bool[Array, ""]:
+        return ~functools.reduce(jnp.logical_or, causes(data).values(), jnp.zeros((), bool))
+
+    return healthy
+
+
+def unhealthy_causes(
+    body: BodyGraph, spec: TaskSpec
+) -> Callable[[mjx.Data], dict[str, Bool[Array, ""]]]:
+    """Each way a state can leave the healthy ranges of `spec`, by name, True where it does:
+    "healthy_z below" / "healthy_z above" (root body height, or the root's z joint
+    coordinate by `height_source`), "healthy_angle below" / "above" (the root's hinge angle),
+    "healthy_state" (some qpos entry but the root's translation, or some qvel entry); only
+    the ranges `spec` sets, with its strict or inclusive bounds. A NaN is "below"."""
     model = body.model
     root = body.root_body_id
     pitch_adr = root_hinge(model, root, body.source) if spec.healthy_angle is not None else None
@@ -122,23 +136,28 @@ def healthy_check(body: BodyGraph, spec: TaskSpec) -> Callable[[mjx.Data], Bool[
         height = lambda data: data.qpos[z_adr]  # noqa: E731
     else:
         height = lambda data: data.xpos[root, 2]  # noqa: E731
-    inside = (
-        (lambda x, r: (x > r[0]) & (x < r[1])) if spec.healthy_bounds == "strict"
-        else (lambda x, r: (x >= r[0]) & (x <= r[1]))
-    )
+    strict = spec.healthy_bounds == "strict"
 
-    def healthy(data: mjx.Data) -> Bool[Array, ""]:
-        ok = jnp.ones((), bool)
+    def outside(x, bounds):
+        below = ~(x > bounds[0]) if strict else ~(x >= bounds[0])
+        above = ~below & ((x >= bounds[1]) if strict else (x > bounds[1]))
+        return below, above
+
+    def causes(data: mjx.Data) -> dict[str, Bool[Array, ""]]:
+        found = {}
         if spec.healthy_z is not None:
-            ok = ok & inside(height(data), spec.healthy_z)
+            found["healthy_z below"], found["healthy_z above"] = outside(
+                height(data), spec.healthy_z)
         if pitch_adr is not None:
-            ok = ok & inside(data.qpos[pitch_adr], spec.healthy_angle)
+            found["healthy_angle below"], found["healthy_angle above"] = outside(
+                data.qpos[pitch_adr], spec.healthy_angle)
         if spec.healthy_state is not None:
-            state = jnp.concatenate([data.qpos[state_qpos], data.qvel])
-            ok = ok & jnp.all(inside(state, spec.healthy_state))
-        return ok
+            below, above = outside(jnp.concatenate([data.qpos[state_qpos], data.qvel]),
+                                   spec.healthy_state)
+            found["healthy_state"] = jnp.any(below | above)
+        return found
 
-    return healthy
+    return causes
 
 
 def _qpos_without_root_translation(model: mujoco.MjModel, root: int) -> np.ndarray:

@@ -75,6 +75,20 @@ def test_eval_analyze_render_on_the_run(run_dir, tmp_path, capsys, monkeypatch):
                                          load_body("hopper-modular"))
 
 
+def test_eval_says_how_the_episodes_ended(run_dir, tmp_path, capsys):
+    output = tmp_path / "eval.json"
+    assert cli.main(["eval", "--run", str(run_dir), "--episodes", "4", "--episode-ends",
+                     "--output", str(output)]) == 0
+    assert "ended/healthy_angle below" in capsys.readouterr().out
+    for mode, metrics in json.loads(output.read_text())["results"]["hopper-modular"].items():
+        ends = {k.removeprefix("ended/"): v for k, v in metrics.items() if k.startswith("ended/")}
+        assert ends["time_limit"] + ends["terminated"] == 1.0, mode
+        assert ends["still_running"] == 0.0  # evaluated for the env's whole episode length
+        # the same episodes as the returns': shorter than 1,000 steps where one terminated
+        assert (ends["terminated"] > 0) == (metrics["episode/length"] < 1000), mode
+        assert sum(v for k, v in ends.items() if k.startswith("healthy_")) >= ends["terminated"]
+
+
 def test_a_second_run_never_reuses_the_first_run_dir(run_dir, capsys):
     code = cli.main(["train", *TINY, "--runs-root", str(run_dir.parents[1]), "--run-name", "tiny"])
     assert code == 2
