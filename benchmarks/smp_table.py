@@ -21,7 +21,9 @@ and events are dropped, its raw metrics stay out of git. The load average is sam
 forward velocity and episode length, "trained" or "zero-shot" (a held-out body: the current
 parameters, its normalizer warmed up by the policy acting on it, no training on it), beside
 the papers' figure for that set and body where one was found (PUBLISHED; "not found" says so
-rather than a number), with both budgets and the differences in task definition.
+rather than a number), with both budgets (and ours as a share of each) and the differences
+in task definition. `--summary`: one row per set, each body's figures averaged over the
+seeds, then over the set's trained and its held-out bodies (lowest and highest beside).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ BUDGETS = {
                  "default), 3 seeds (scripts/amorpheus/<set>_amorpheus.sh)",
 }
 """The papers' training budgets, from their code's defaults."""
+BUDGET_STEPS = {"SMP": 20_000_000, "AMORPHEUS": 10_000_000}
+"""The same budgets as numbers: env steps summed over a set's bodies."""
 
 PUBLISHED: dict[str, dict[str, str]] = {}
 """Set -> body -> the papers' published return for it ("SMP: 1,234 +- 56"). Empty: neither
@@ -94,18 +98,18 @@ class Job:
         found = list(self.root(results).glob(f"*/seed{self.seed}"))
         return found[0] if found else None
 
-    def flags(self, steps: int, evaluations: int = 4) -> list[str]:
+    def flags(self, steps: int, evaluations: int = 4, extra: tuple[str, ...] = ()) -> list[str]:
         """Its `cli.py train` flags, less --runs-root and --run-name: `evaluations`
-        evaluations, evenly spaced, the last at the end."""
+        evaluations, evenly spaced, the last at the end; then `extra` (flags after `--`)."""
         held_out = [] if self.held_out is None else ["--held-out", self.held_out]
         return ["--body", self.set_name, *held_out, "--arch", "shared", "--seed", str(self.seed),
                 "--ppo.total-steps", str(steps),
                 "--eval-every-steps", str(max(steps // evaluations, 1)),
-                "--eval.n-envs", str(EVAL_ENVS), "--no-video"]
+                "--eval.n-envs", str(EVAL_ENVS), "--no-video", *extra]
 
 
 def run(jobs: list[Job], steps: int, evaluations: int, cores: list[int], nice: int,
-        results: Path) -> None:
+        results: Path, extra: tuple[str, ...] = ()) -> None:
     pending = [job for job in jobs if not is_finished(job.run_dir(results))]
     print(f"{len(jobs) - len(pending)} of {len(jobs)} runs already done", flush=True)
 
@@ -117,8 +121,8 @@ def run(jobs: list[Job], steps: int, evaluations: int, cores: list[int], nice: i
             keep_records_only(run_dir)
 
     run_pinned(pending, cores, results,
-               start=lambda job, core: _start(job, job.flags(steps, evaluations), core, nice,
-                                            results),
+               start=lambda job, core: _start(job, job.flags(steps, evaluations, extra), core,
+                                            nice, results),
                ended=ended)
 
 
@@ -145,7 +149,8 @@ def _cell(values: list[float], digits: int = 0) -> str:
     mean = sum(values) / len(values)
     if len(values) == 1:
         return f"{mean:,.{digits}f}"
-    return f"{mean:,.{digits}f} ({min(values):,.{digits}f}-{max(values):,.{digits}f})"
+    dash = " to " if min(values) < 0 else "-"
+    return f"{mean:,.{digits}f} ({min(values):,.{digits}f}{dash}{max(values):,.{digits}f})"
 
 
 COLUMNS = ("set", "body", "ours", "seeds", "our budget (env steps, all bodies)",
@@ -173,23 +178,77 @@ def body_rows(set_name: str, records: list[RunRecord]) -> list[list[object]]:
     return rows
 
 
-def report(results: Path) -> str:
-    """The Markdown table of every set with a finished run in `results`."""
-    rows = []
+SUMMARY_COLUMNS = ("set", "bodies trained / held out", "seeds", "our budget",
+                   "trained: final return, mean over bodies (lowest-highest body)",
+                   "zero-shot: the same", "episode length, trained / zero-shot",
+                   "papers' published return")
+
+
+def summary_row(set_name: str, records: list[RunRecord]) -> list[object]:
+    """One set in one row: each body's final return and episode length averaged over the
+    seeds, then over the trained and over the held-out bodies (the lowest and highest body
+    beside the mean)."""
+    rows = body_rows(set_name, records)
+    finals = [record.final_eval for record in records]
+
+    def per_body(metric: str, bodies) -> list[float]:
+        return [sum(final[f"eval/{metric}/{body}"] for final in finals) / len(finals)
+                for body in bodies]
+
+    held_out = BODY_SETS.get(set_name + HELD_OUT, ())
+    trained = BODY_SETS[set_name]
+    lengths = [per_body("length", bodies) for bodies in (trained, held_out)]
+    return [set_name, f"{len(trained)} / {len(held_out)}", len(records), rows[0][4],
+            _cell(per_body("team_return", trained)),
+            _cell(per_body("team_return", held_out)) if held_out else "-",
+            " / ".join(f"{sum(v) / len(v):,.0f}" for v in lengths if v),
+            "not found" if not PUBLISHED.get(set_name) else "per body: report"]
+
+
+def extra_flags(record: RunRecord) -> str:
+    """The flags `run` was given after `--` for this run (between --no-video and
+    --runs-root in its command), "" for none or an unknown command."""
+    words = (record.command or "").split()
+    if "--no-video" not in words or "--runs-root" not in words:
+        return ""
+    return " ".join(words[words.index("--no-video") + 1:words.index("--runs-root")])
+
+
+def budget_note(steps: set[int]) -> str:
+    """Our runs' budgets against the papers' (BUDGET_STEPS)."""
+    parts = [f"{total / 1e6:g}M is " + ", ".join(
+        f"{total / paper_steps:.2g}x {paper}'s" for paper, paper_steps in BUDGET_STEPS.items())
+        for total in sorted(steps)]
+    below = all(total < min(BUDGET_STEPS.values()) for total in steps)
+    return ("Our budgets: " + "; ".join(parts) + "."
+            + (" Ours is below both papers', so the comparison is not yet on equal terms."
+               if below else ""))
+
+
+def report(results: Path, summary: bool = False) -> str:
+    """The Markdown table of every set with a finished run in `results`: a row per body, or
+    with `summary` a row per set (`summary_row`)."""
+    rows, steps, extras = [], set(), set()
     for set_dir in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
         runs = sorted(set_dir.glob("*/seed*"))
         records = [load_record(d) for d in runs if d.is_dir() and is_finished(d)]
         if records and set_dir.name in BODY_SETS:
-            rows += body_rows(set_dir.name, records)
+            rows += ([summary_row(set_dir.name, records)] if summary
+                     else body_rows(set_dir.name, records))
+            steps |= {record.config["config"]["ppo"]["total_steps"] for record in records}
+            extras |= {extra_flags(record) for record in records}
     budgets = "; ".join(f"{paper}: {text}" for paper, text in BUDGETS.items())
+    flag = " --summary" if summary else ""
     return (f"### SMP / AMORPHEUS sets: report of {dt.date.today()} ({host_and_load(results)})"
-            f"\n\n`python benchmarks/smp_table.py report --results {shown(results)}` (runs: "
-            "`python benchmarks/smp_table.py run ...`, one core per run). Ours: `cli.py train "
-            "--body SET --held-out SET:held-out --arch shared`, PPO, the final deterministic "
-            f"evaluation ({EVAL_ENVS} episodes of up to 1,000 steps); \"zero-shot\": a held-out "
-            "body, never trained on. The papers' budgets: " + budgets + ". Ours is far below "
-            "theirs, so the comparison is not yet on equal terms.\n\n"
-            + markdown_table(COLUMNS, rows)
+            f"\n\n`python benchmarks/smp_table.py report --results {shown(results)}{flag}` "
+            "(runs: `python benchmarks/smp_table.py run ...`, one core per run). Ours: `cli.py "
+            "train --body SET --held-out SET:held-out --arch shared"
+            + "".join(f" {extra}" for extra in sorted(extras) if extra)
+            + "`, PPO, the final "
+            f"deterministic evaluation ({EVAL_ENVS} episodes of up to 1,000 steps); "
+            "\"zero-shot\": a held-out body, never trained on. The papers' budgets: "
+            + budgets + ". " + budget_note(steps) + "\n\n"
+            + markdown_table(SUMMARY_COLUMNS if summary else COLUMNS, rows)
             + "\n\n" + TASK_DIFFERENCES + "\n")
 
 
@@ -207,15 +266,22 @@ def main() -> None:
                                  "those of a set of many bodies take a large share)")
     run_parser.add_argument("--cores", nargs="+", type=int, default=[0, 1])
     run_parser.add_argument("--nice", type=int, default=10, help="nice -n of every run")
+    run_parser.add_argument("train_flags", nargs="*",
+                            help="more cli.py train flags for every run, after -- (e.g. -- "
+                                 "--ppo.gamma 0.99); keep each setting's runs in its own "
+                                 "--results folder")
     report_parser = sub.add_parser("report")
+    report_parser.add_argument("--summary", action="store_true",
+                               help="one row per set instead of one per body")
     for sub_parser in (run_parser, report_parser):
         sub_parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     results = args.results.resolve()
     if args.command == "run":
         jobs = [Job(name, seed) for name in args.sets for seed in args.seeds]
-        run(jobs, args.steps, args.evaluations, args.cores, args.nice, results)
-    print(report(results))
+        run(jobs, args.steps, args.evaluations, args.cores, args.nice, results,
+            tuple(args.train_flags))
+    print(report(results, summary=getattr(args, "summary", False)))
 
 
 if __name__ == "__main__":
