@@ -158,13 +158,22 @@ COLUMNS = ("set", "body", "ours", "seeds", "our budget (env steps, all bodies)",
            "papers' published return")
 
 
+def _steps(records: list[RunRecord]) -> set[int]:
+    """The runs' total env steps (--ppo.total-steps), each once."""
+    return {record.config["config"]["ppo"]["total_steps"] for record in records}
+
+
+def _budget(records: list[RunRecord]) -> str:
+    """Our budget cell: the runs' total env steps in millions ("10M", "3M / 10M")."""
+    return " / ".join(f"{total / 1e6:g}M" for total in sorted(_steps(records)))
+
+
 def body_rows(set_name: str, records: list[RunRecord]) -> list[list[object]]:
     """The table rows of one set: a row per training body, then per held-out body, from the
     finished runs' final evaluations."""
     held_out = BODY_SETS.get(set_name + HELD_OUT, ())
     published = PUBLISHED.get(set_name, {})
-    steps = {record.config["config"]["ppo"]["total_steps"] for record in records}
-    budget = " / ".join(f"{s / 1e6:g}M" for s in sorted(steps))
+    budget = _budget(records)
     rows = []
     for kind, bodies in (("trained", BODY_SETS[set_name]), ("zero-shot", held_out)):
         for body in bodies:
@@ -188,7 +197,6 @@ def summary_row(set_name: str, records: list[RunRecord]) -> list[object]:
     """One set in one row: each body's final return and episode length averaged over the
     seeds, then over the trained and over the held-out bodies (the lowest and highest body
     beside the mean)."""
-    rows = body_rows(set_name, records)
     finals = [record.final_eval for record in records]
 
     def per_body(metric: str, bodies) -> list[float]:
@@ -198,7 +206,7 @@ def summary_row(set_name: str, records: list[RunRecord]) -> list[object]:
     held_out = BODY_SETS.get(set_name + HELD_OUT, ())
     trained = BODY_SETS[set_name]
     lengths = [per_body("length", bodies) for bodies in (trained, held_out)]
-    return [set_name, f"{len(trained)} / {len(held_out)}", len(records), rows[0][4],
+    return [set_name, f"{len(trained)} / {len(held_out)}", len(records), _budget(records),
             _cell(per_body("team_return", trained)),
             _cell(per_body("team_return", held_out)) if held_out else "-",
             " / ".join(f"{sum(v) / len(v):,.0f}" for v in lengths if v),
@@ -235,7 +243,7 @@ def report(results: Path, summary: bool = False) -> str:
         if records and set_dir.name in BODY_SETS:
             rows += ([summary_row(set_dir.name, records)] if summary
                      else body_rows(set_dir.name, records))
-            steps |= {record.config["config"]["ppo"]["total_steps"] for record in records}
+            steps |= _steps(records)
             extras |= {extra_flags(record) for record in records}
     budgets = "; ".join(f"{paper}: {text}" for paper, text in BUDGETS.items())
     flag = " --summary" if summary else ""

@@ -82,8 +82,9 @@ def _episode_ends(env, graphdef, config, network_state, key):
         recurrent = network.reset_state(out.next_state, env_state.done > 0)
         ends = running * env_state.done
         truncated = env_state.info["truncation"]
-        now = {"time_limit": ends * truncated, "terminated": ends * (1.0 - truncated),
-               **{name: ends * (1.0 - truncated) * flag for name, flag in outside.items()}}
+        terminated = ends * (1.0 - truncated)
+        now = {"time_limit": ends * truncated, "terminated": terminated,
+               **{name: terminated * flag for name, flag in outside.items()}}
         ended = {name: ended[name] + now[name] for name in names}
         return (nnx.state(network), env_state, recurrent, running - ends, ended), None
 
