@@ -43,18 +43,21 @@ its heading in BENCHMARKS.md only where the file stays within 25,000 bytes
 (tests/packaging) and else says so.
 
 Plan of device calls (one TPU v5e chip, 13 host cores; each < 9.5 min: --budget-s 560, the
-call's limit 600 s). Measured there (BENCHMARKS.md, Accelerator): ours on MJX with 5 seeds in
-one program ~96k env-steps/s in all (auto picks MJX for --seeds), compile ~115 s; Brax PPO
-~95k env-steps/s at 2,048 envs, compile ~120 s on the first seed. So 5 x 50M steps per side
-(about 45 min of chip each) is 5+ calls per body and side; the plan takes N = 10M steps
-(ant: 61 of Brax's 163,840-step updates), the seeds split over two calls per side:
+call's limit 600 s). `--out $OUT` itself: the device tool returns files at most two folders
+under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there: ours with 3 seeds in
+one program (MJX, as auto picks for --seeds) reached 7.0M steps a seed in the 560 s of a
+call, 90-110k env-steps/s in all (2026-12-07, `results/accelerator/..._al_ours_seeds012_cut.txt`);
+one seed alone (the pipelined backend) trains at ~153k env-steps/s with its first progress
+at ~60 s cold (`wall_clock.py`, same day). So at N = 10M a call fits three seeds run one
+program each (`--per-program 1`, ~140 s a seed), and not three in one program. Brax PPO:
+~95k env-steps/s at 2,048 envs, compile ~120 s on the first seed.
 
     R=benchmarks/results/accelerator_learning
-    S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out $OUT/al"
-    # every call: cp -r $R $OUT/al 2>/dev/null; mkdir -p $OUT/al; $S --body B ...; then
-    # copy $OUT/al/*/*/seed*.json back into $R here and commit them.
-    call 1: $S --body B --side ours --seeds 0 1 2      (30M steps, ~310 s + compile + evals)
-    call 2: $S --body B --side ours --seeds 3 4
+    S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out $OUT"
+    # every call: cp -r $R/. $OUT/ 2>/dev/null; $S --body B ...; then copy
+    # $OUT/*/*/seed*.json back into $R here and commit them.
+    call 1: $S --body B --side ours --per-program 1 --seeds 0 1 2
+    call 2: $S --body B --side ours --per-program 1 --seeds 3 4
     call 3: $S --body B --side brax --seeds 0 1 2      (~105 s a seed + compile)
     call 4: $S --body B --side brax --seeds 3 4
     then here: python benchmarks/accelerator_learning.py report --out $R --png \
@@ -62,10 +65,9 @@ one program ~96k env-steps/s in all (auto picks MJX for --seeds), compile ~115 s
 
 for B in ant-modular, halfcheetah-modular, hopper-modular, walker2d-modular,
 humanoid-modular (slower on MJX: give it --steps 5000000 or three calls a side) and
-swimmer-3 (Swimmer-v5's three links: no swimmer-modular.xml is bundled). Calls 1 and 2 with
-`--seeds 0 1 2 3 4` instead are the brief's "5 seeds in one program" (one call of 50M steps:
-~520 s of training, too long for one call at N = 10M; fits at N = 6M). A call cut by its
-budget keeps what finished; run the same command again for the rest.
+swimmer-3 (Swimmer-v5's three links: no swimmer-modular.xml is bundled). The brief's "5
+seeds in one program" fits one call at N = 3M. A call cut by its budget keeps what
+finished; run the same command again for the rest.
 
 First trial on the chip (2026-12-06, a6d137c, hopper-modular, --steps 2000000 --evals 5,
 budgets 230 / 240 s): ours' 5-seed program printed its first progress at 174 s (imports,
@@ -73,8 +75,7 @@ build, compile and the 5 seeds' first evaluations, one after another) and had 45
 seed at 272 s of the command when the budget cut it; Brax's first seed evaluated step 0 at
 94 s and reached 983k steps at 266 s (Brax's evaluator compiles three times, on
 BraxModularEnv as on Brax's own envs: its inverted_pendulum on CPU likewise, and reset's and
-step's states have the same signature). Neither rate is a steady one yet: calibrate the
-plan's N with one call a side (--steps 10000000 --budget-s 560) before the rest.
+step's states have the same signature).
 """
 
 from __future__ import annotations

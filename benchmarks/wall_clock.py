@@ -5,6 +5,8 @@ within 5 minutes of the command" on the accelerator.
     python benchmarks/wall_clock.py --budget-s 300 --out DIR -- --body ant-modular --backend cpu-pipelined
     python benchmarks/wall_clock.py --budget-s 300 -- --body ant-modular --eval-every-steps 5000000
                                         # the chip's records: an evaluation every 5M steps
+    python benchmarks/wall_clock.py --budget-s 300 -- --body ant-modular --eval-every-steps 5000000 --seed 1
+                                        # another seed (one run per seed: one per device call)
 
 runs `cli.py train FLAGS` (video off) until the budget, then kills it, and writes
 DIR/wall_clock.json: every evaluation with its step and its wall seconds from the command,

@@ -61,4 +61,5 @@ def test_default_batch_shape_follows_the_hardware():
     cpu, gpu = default_ppo_config("cpu"), default_ppo_config("gpu")
     assert (cpu.n_envs, cpu.rollout_length) == (PPOConfig().n_envs, PPOConfig().rollout_length)
     assert gpu.steps_per_iteration > 10 * cpu.steps_per_iteration
-    assert cpu.gamma == gpu.gamma == 0.97 and cpu.combine_advantages and gpu.combine_advantages
+    assert cpu.combine_advantages and gpu.combine_advantages
+    assert (cpu.gamma, gpu.gamma) == (0.97, 0.99)  # the accelerator's measured discount
