@@ -44,13 +44,14 @@ its heading in BENCHMARKS.md only where the file stays within 25,000 bytes
 
 Plan of device calls (one TPU v5e chip, 13 host cores; each < 9.5 min: --budget-s 560, the
 call's limit 600 s). `--out $OUT` itself: the device tool returns files at most two folders
-under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there: ours with 3 seeds in
-one program (MJX, as auto picks for --seeds) reached 7.0M steps a seed in the 560 s of a
-call, 90-110k env-steps/s in all (2026-12-07, `results/accelerator/..._al_ours_seeds012_cut.txt`);
-one seed alone (the pipelined backend) trains at ~153k env-steps/s with its first progress
-at ~60 s cold (`wall_clock.py`, same day). So at N = 10M a call fits three seeds run one
-program each (`--per-program 1`, ~140 s a seed), and not three in one program. Brax PPO:
-~95k env-steps/s at 2,048 envs, compile ~120 s on the first seed.
+under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there at e72b5ad: ours
+with 3 seeds in one program reached 7.0M steps a seed in the 560 s of a call, 90-110k
+env-steps/s in all (`results/accelerator/..._al_ours_seeds012_cut.txt`; auto then gave
+--seeds the C simulator's envs through the jitted step's host calls, not the pipelined
+step, which seeds now get: not yet measured on the chip); one seed alone (pipelined)
+trains at ~153k env-steps/s with its first progress at ~60 s cold (`wall_clock.py`, same
+day). So at N = 10M a call fits three seeds run one program each (`--per-program 1`, ~140 s
+a seed). Brax PPO: ~95k env-steps/s at 2,048 envs, compile ~120 s on the first seed.
 
     R=benchmarks/results/accelerator_learning
     S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out $OUT"

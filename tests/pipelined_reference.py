@@ -21,8 +21,10 @@ import numpy as np
 
 from modular_ppo.env.device_twin import device_twin
 from modular_ppo.ppo.pipelined_rollout import part_sizes, part_stream
-from modular_ppo.ppo.pipelined_step import learn_from_rollouts
+from modular_ppo.ppo.pipelined_step import learn_from_rollouts, pipelined_train_step
 from modular_ppo.ppo.rollout import collect_rollout, joined_rollouts
+from modular_ppo.ppo.seeds import new_seed_states, one_seed
+from modular_ppo.ppo.state import new_training_state
 from modular_ppo.ppo.step import combined_metrics
 
 
@@ -95,3 +97,22 @@ def assert_training_matches(groups, config, state, step, calls: int = 2, device_
         assert_close(expected_metrics, actual_metrics, of_largest=3e-3)
     assert_close(expected, actual, of_largest=3e-3)
     assert int(actual.iteration) == calls * config.iterations_per_call
+
+
+def assert_seeds_match_alone(env, network_of_seed, config, device_share, seeds=(0, 5)):
+    """A call of the seeded pipelined step (`seeded=True`: every program vmapped over the
+    seeds, the host stepping all seeds' halves as one batch) gives each seed the state and
+    metrics of its own pipelined step (to 3e-3 of each array's largest entry: vmapped
+    matrix products may sum in another order), and the seeds train apart."""
+    groups, states = new_seed_states(lambda seed: [(env, network_of_seed(seed))], config,
+                                     seeds)
+    together, together_metrics = pipelined_train_step(
+        groups, config, states, device_share, seeded=True)(states)
+    for index, seed in enumerate(seeds):
+        _, state = new_training_state([(env, network_of_seed(seed))], config, seed=seed)
+        alone, alone_metrics = pipelined_train_step(groups, config, state, device_share)(state)
+        assert_close(alone, one_seed(together, index), of_largest=3e-3)
+        assert_close(alone_metrics, one_seed(together_metrics, index), of_largest=3e-3)
+    first, second = (one_seed(together, i).params for i in range(2))
+    assert any(float(np.max(np.abs(a - b))) > 1e-3
+               for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(second)))

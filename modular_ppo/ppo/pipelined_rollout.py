@@ -28,6 +28,11 @@ network call on part of the batch cannot draw the others' share of one draw. Eve
 observations, rewards, dones and log-likelihoods are those of its engine given its
 actions.
 
+Several seeds' trainings (`ppo.seeds`) roll out as one: their states carry a leading seed
+axis, every device program is vmapped over it, and the host's physics steps every seed's
+half as one batch (so the host's threads see seeds x half of the envs at each half-step).
+Seed k's rollout is the one it gets alone.
+
 The fresh starts of auto-reset are made on the host for every environment at every step
 (`CpuPhysics.step_on_host`): which environments are done is known only on the device,
 after the step, and asking the host a second time would make each half wait for the
@@ -84,11 +89,13 @@ class Half:
 def part_stream(network_state: nnx.State, part: int) -> nnx.State:
     """The network state part `part` of the rollout samples with: `network_state` itself
     for part 0 (half A), else every random key folded with `part` (their counters advance
-    with half A's, so the streams never meet)."""
+    with half A's, so the streams never meet). Keys with a leading seed axis are folded
+    each alike."""
     if part == 0:
         return network_state
     keys, rest = nnx.split_state(network_state, nnx.RngKey, ...)
-    return nnx.merge_state(jax.tree.map(lambda key: jax.random.fold_in(key, part), keys), rest)
+    fold = jnp.vectorize(lambda key: jax.random.fold_in(key, part), signature="()->()")
+    return nnx.merge_state(jax.tree.map(fold, keys), rest)
 
 
 def cpu_physics(env: ModularEnvProtocol) -> CpuPhysics:
@@ -119,11 +126,18 @@ class DeviceSteps:
     record, the value estimates of the states reached): the rollout's last step."""
 
 
+def _jit(function: Callable, seeded: bool) -> Callable:
+    """`function` jitted, vmapped over a leading seed axis of every argument if `seeded`."""
+    return jax.jit(jax.vmap(function) if seeded else function)
+
+
 @functools.lru_cache(maxsize=64)  # one per body of a run: a miss compiles them again
 def device_steps(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_tree: jax.tree_util.PyTreeDef
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_tree: jax.tree_util.PyTreeDef,
+    seeded: bool = False,
 ) -> DeviceSteps:
-    """`DeviceSteps` of `env` and a network of `graphdef` whose state has `network_tree`."""
+    """`DeviceSteps` of `env` and a network of `graphdef` whose state has `network_tree`;
+    seeded: for states with a leading seed axis."""
 
     physics = cpu_physics(env)
 
@@ -158,7 +172,7 @@ def device_steps(
         values = bootstrap_values(graphdef, state_of(half.network), recurrent, env_state)
         return (half.network, env_state, recurrent), record, values
 
-    return DeviceSteps(jax.jit(act), jax.jit(advance), jax.jit(advance_last))
+    return DeviceSteps(_jit(act, seeded), _jit(advance, seeded), _jit(advance_last, seeded))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,9 +190,11 @@ class ShareSteps:
 
 @functools.lru_cache(maxsize=64)
 def share_steps(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_tree: jax.tree_util.PyTreeDef
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, network_tree: jax.tree_util.PyTreeDef,
+    seeded: bool = False,
 ) -> ShareSteps:
-    """`ShareSteps` of `env`'s device twin and a network of `graphdef`."""
+    """`ShareSteps` of `env`'s device twin and a network of `graphdef` (seeded: as
+    `device_steps`)."""
     twin = device_twin(env)
 
     def step(leaves, env_state, recurrent):
@@ -190,7 +206,7 @@ def share_steps(
         return bootstrap_values(graphdef, jax.tree.unflatten(network_tree, leaves),
                                 recurrent, env_state)
 
-    return ShareSteps(jax.jit(step), jax.jit(values))
+    return ShareSteps(_jit(step, seeded), _jit(values, seeded))
 
 
 def _share_label(label: str) -> str:
@@ -215,27 +231,39 @@ def part_sizes(n_envs: int, device_share: float = 0.0) -> tuple[int, ...]:
 
 def _physics(physics: CpuPhysics, half: Half) -> np.ndarray:
     """The host's part of a half-step (run on the physics thread): wait for the half's
-    request, step it and make the fresh starts. The main thread copies the result onto
-    the device when it dispatches the half's next step (2.5 ms for 2,048 ant envs on a
-    TPU v5e host: on the physics thread, it delayed the next half's physics)."""
-    return physics.step_on_host(np.asarray(half.host_request))
+    request, step it and make the fresh starts; every seed's rows as one batch. The main
+    thread copies the result onto the device when it dispatches the half's next step
+    (2.5 ms for 2,048 ant envs on a TPU v5e host: on the physics thread, it delayed the
+    next half's physics)."""
+    request = np.asarray(half.host_request)
+    result = physics.step_on_host(request.reshape(-1, request.shape[-1]))
+    return result.reshape(*request.shape[:-1], result.shape[-1])
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _split(sizes: tuple[int, ...], tree: Any) -> tuple[Any, ...]:
-    ends = np.cumsum(sizes)
-    return tuple(jax.tree.map(lambda x: x[end - size:end], tree)
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _split(sizes: tuple[int, ...], seeded: bool, tree: Any) -> tuple[Any, ...]:
+    ends, axis = np.cumsum(sizes), int(seeded)
+    return tuple(jax.tree.map(lambda x: jax.lax.slice_in_dim(x, end - size, end, axis=axis),
+                              tree)
                  for size, end in zip(sizes, ends))
 
 
-@jax.jit
-def _joined(finals: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rollout]:
+def _joined_parts(finals: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rollout]:
     """Env and recurrent states of the parts joined, and the rollout of all."""
     rollouts = [rollout_of(jax.tree.map(lambda *xs: jnp.stack(xs), *steps), last)
                 for steps, last in zip(records, values)]
     joined = functools.partial(jax.tree.map, lambda *xs: jnp.concatenate(xs))
     return (joined(*(env for _, env, _ in finals)), joined(*(rec for _, _, rec in finals)),
             functools.reduce(joined_rollouts, rollouts))
+
+
+_joined = jax.jit(_joined_parts)
+_joined_seeds = jax.jit(jax.vmap(_joined_parts))
+
+
+def _seeded(env_state: State) -> tuple[int, bool]:
+    """The envs per seed, and whether the states carry a leading seed axis."""
+    return env_state.done.shape[-1], env_state.done.ndim == 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,11 +285,13 @@ def jitted_programs(
     env_state: State, device_share: float = 0.0,
 ) -> RolloutPrograms:
     """`RolloutPrograms` jitted, compiled at their first call for the shapes they meet."""
-    sizes = part_sizes(env_state.done.shape[0], device_share)
+    n_envs, seeded = _seeded(env_state)
+    sizes = part_sizes(n_envs, device_share)
     tree = jax.tree.structure(network_state)
-    steps = device_steps(env, graphdef, tree)
-    shares = (share_steps(env, graphdef, tree),) * (len(sizes) - 2)
-    return RolloutPrograms(functools.partial(_split, sizes), (steps, steps), shares, _joined)
+    steps = device_steps(env, graphdef, tree, seeded)
+    shares = (share_steps(env, graphdef, tree, seeded),) * (len(sizes) - 2)
+    return RolloutPrograms(functools.partial(_split, sizes, seeded), (steps, steps), shares,
+                           _joined_seeds if seeded else _joined)
 
 
 def compile_rollout(
@@ -273,25 +303,28 @@ def compile_rollout(
     function returning them compiled (waiting for their compiles), and the shapes of
     `collect_pipelined`'s results. label: the body's among the run's (`CompileAhead`)."""
     physics = cpu_physics(env)
-    sizes = part_sizes(env_state.done.shape[0], device_share)
+    n_envs, seeded = _seeded(env_state)
+    sizes = part_sizes(n_envs, device_share)
+    seeds = env_state.done.shape[:1] if seeded else ()
     network_tree = jax.tree.structure(network_state)
-    steps = device_steps(env, graphdef, network_tree)
+    steps = device_steps(env, graphdef, network_tree, seeded)
     leaves = jax.tree.leaves(network_state)
-    split, parts = ahead.submit(_split, sizes, (env_state, recurrent), n_static=1,
-                                label=f"{label} {sizes}")
+    split, parts = ahead.submit(_split, sizes, seeded, (env_state, recurrent), n_static=2,
+                                label=f"{label} {sizes}{' seeded' if seeded else ''}")
     halves, shares, outputs = [], [], {}
     # the shares' MJX step first: its trace and compile are the critical path
     for k in sorted(range(len(parts)), key=lambda k: k < 2):
         part_env, part_recurrent = parts[k]
         if k < 2:
             act, half = ahead.submit(steps.act, leaves, part_env, part_recurrent, label=label)
-            result = jax.ShapeDtypeStruct((sizes[k], physics.result_width), jnp.float32)
+            result = jax.ShapeDtypeStruct((*seeds, sizes[k], physics.result_width),
+                                          jnp.float32)
             advance, (_, record) = ahead.submit(steps.advance, half, result, label=label)
             last, (final, _, value) = ahead.submit(steps.advance_last, half, result,
                                                    label=label)
             halves.append((act, advance, last))
         else:
-            shared = share_steps(env, graphdef, network_tree)
+            shared = share_steps(env, graphdef, network_tree, seeded)
             step, (final, record) = ahead.submit(shared.step, leaves, part_env,
                                                  part_recurrent, label=_share_label(label))
             values_of, value = ahead.submit(shared.values, *final, label=_share_label(label))
@@ -299,7 +332,7 @@ def compile_rollout(
         outputs[k] = final, [record] * length, value
     finals, records, values = zip(*(outputs[k] for k in range(len(parts))))
     joined, (env_out, recurrent_out, rollout) = ahead.submit(
-        _joined, finals, tuple(records), values, label=label)
+        _joined_seeds if seeded else _joined, finals, tuple(records), values, label=label)
 
     def compiled() -> RolloutPrograms:
         return RolloutPrograms(

@@ -1,6 +1,8 @@
 """The training step of `--backend cpu-pipelined`: each body's rollout collected by
 `collect_pipelined` (the host's C simulator and the device overlapped), then the same
-update as `train_step` (`step.learn`), jitted on the device."""
+update as `train_step` (`step.learn`), jitted on the device; for one training state, or
+for several seeds' stacked along a leading axis (`ppo.seeds`), each program then vmapped
+over it."""
 
 from __future__ import annotations
 
@@ -21,13 +23,10 @@ from modular_ppo.ppo.state import BodyGroup, TrainingState
 from modular_ppo.ppo.step import Collected, combined_metrics, keep_collected, learn
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def learn_from_rollouts(
+def _learn(
     groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
     collections: dict[str, tuple[nnx.State, object, object, Rollout]],
 ) -> tuple[TrainingState, tuple]:
-    """`step.learn` from each body's (network state, env state, recurrent state, rollout),
-    as `collect_rollout` returns them: one PPO iteration after its rollouts."""
     collected = Collected({}, {}, {}, {}, {}, {})
     for group in groups:
         keep_collected(collected, group.name, state.groups[group.name].recurrent, config,
@@ -35,15 +34,38 @@ def learn_from_rollouts(
     return learn(groups, config, state, collected)
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _combined(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list) -> Metrics:
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def learn_from_rollouts(
+    groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
+    collections: dict[str, tuple[nnx.State, object, object, Rollout]],
+) -> tuple[TrainingState, tuple]:
+    """`step.learn` from each body's (network state, env state, recurrent state, rollout),
+    as `collect_rollout` returns them: one PPO iteration after its rollouts."""
+    return _learn(groups, config, state, collections)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def learn_from_rollouts_seeds(groups, config, states, collections):
+    """`learn_from_rollouts` of every seed (a leading seed axis in and out)."""
+    return jax.vmap(functools.partial(_learn, groups, config))(states, collections)
+
+
+def _combine(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list) -> Metrics:
     stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *outputs)
     return combined_metrics(groups, state, stacked)
 
 
+_combined = jax.jit(_combine, static_argnums=0)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _combined_seeds(groups, states, outputs):
+    return jax.vmap(functools.partial(_combine, groups))(states, outputs)
+
+
 def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
                          state: TrainingState, device_share: float = 0.0,
-                         exported: ExportedSteps | None = None):
+                         exported: ExportedSteps | None = None, seeded: bool = False):
     """A function state -> (state, metrics) computing what `train_step(groups, config, ·)`
     does, with every body's rollout collected by `collect_pipelined` (so each part of a
     body's environments but the first draws its action noise from a stream of its own:
@@ -52,7 +74,8 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
     about this share is stepped by MJX on the device (`part_sizes`). exported: keep the
     traced programs there under its key, so a later run with the key reads them instead of
     tracing them (`CompileAhead`). BodyGroupError for data parallelism or an env not on
-    the CPU backend."""
+    the CPU backend. seeded: `state` is several seeds' stacked (`seeds.stack`), and so are
+    the step's state and metrics; seed k's are those of its state stepped alone."""
     if config.data_parallel:
         raise BodyGroupError("--backend cpu-pipelined runs on one device: drop "
                              "--ppo.data-parallel, or use --backend mjx to split the "
@@ -67,9 +90,10 @@ def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
                 group.env, group.graphdef, state.network_state(group.name),
                 state.groups[group.name].env_state, state.groups[group.name].recurrent,
                 config.rollout_length, ahead, device_share, label=group.name)
-        learn, (next_state, output) = ahead.submit(learn_from_rollouts, groups, config, state,
-                                                   collections, n_static=2, label="learn")
-        combined, _ = ahead.submit(_combined, groups, next_state,
+        learn, (next_state, output) = ahead.submit(
+            learn_from_rollouts_seeds if seeded else learn_from_rollouts, groups, config,
+            state, collections, n_static=2, label="learn")
+        combined, _ = ahead.submit(_combined_seeds if seeded else _combined, groups, next_state,
                                    [output] * config.iterations_per_call, n_static=1,
                                    label="metrics")
         _check_same_shapes(state, next_state)

@@ -27,6 +27,7 @@ from modular_ppo.networks.contract import ModularNetwork
 from modular_ppo.ppo.config import PPOConfig
 from modular_ppo.ppo.errors import BodyGroupError, PPOConfigError
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, metrics_to_host
+from modular_ppo.ppo.pipelined_step import pipelined_train_step
 from modular_ppo.ppo.state import BodyGroup, TrainingState, check_groups, new_training_state
 from modular_ppo.ppo.step import check_static_arguments, train_step
 
@@ -110,6 +111,8 @@ def train_seeds(
     config: PPOConfig,
     *,
     on_iteration: OnSeedsIteration | None = None,
+    pipelined: bool = False,
+    device_share: float = 0.0,
 ) -> SeedsResult:
     """`train` for stacked states (`new_seed_states`): every call runs
     `config.iterations_per_call` iterations of every seed in one compiled program, until
@@ -118,6 +121,8 @@ def train_seeds(
     Each seed's metrics are `train`'s ("steps", "time/call_s", and on the first call
     "time/compile_s" are the program's, the same for every seed);
     "throughput/env_steps_per_s" counts every seed's steps (the program's throughput).
+    pipelined, device_share: as `train`'s (the host's C simulator steps every seed's
+    environments, `pipelined_train_step`).
     """
     check_groups(groups, config)
     for group in groups:
@@ -128,7 +133,10 @@ def train_seeds(
                              "(new_seed_states); for one seed's state use train.")
     bodies = [group.name for group in groups]
     started = time.perf_counter()
-    step = train_step_seeds.lower(groups, config, states).compile()
+    if pipelined:
+        step = pipelined_train_step(groups, config, states, device_share, seeded=True)
+    else:
+        step = train_step_seeds.lower(groups, config, states).compile()
     timing = {"time/compile_s": time.perf_counter() - started}
     steps_per_call = n_seeds * config.iterations_per_call * config.steps_per_iteration
     metrics: list[HostMetrics] = [{} for _ in range(n_seeds)]

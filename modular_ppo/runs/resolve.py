@@ -167,17 +167,16 @@ def _platform() -> str:
 def _with_backend(config: TrainRunConfig, bodies: Mapping[str, BodyGraph]) -> TrainRunConfig:
     """`config` with backend "auto" replaced by the one the bodies get: on a TPU with
     PIPELINED_MIN_CORES host cores or more, "cpu-pipelined" where the C simulator runs
-    every body and the run is one program on one device (no --seeds, data parallelism or
-    several processes); on one TPU v5e chip with 13 host cores it trained the ant at 1.5x
-    MJX's rate (docs/backends.md). Else `default_backend` ("mjx" when the bodies would get
+    every body and the run is on one device (no data parallelism or several processes;
+    --seeds too); on one TPU v5e chip with 13 host cores it trained the ant at 1.5x MJX's
+    rate (docs/backends.md). Else `default_backend` ("mjx" when the bodies would get
     different ones)."""
     if config.backend != "auto":
         return config
     backends = {default_backend(body) for body in bodies.values()}
-    one_program_one_device = not (config.seeds or config.ppo.data_parallel
-                                  or config.distributed.enabled)
+    one_device = not (config.ppo.data_parallel or config.distributed.enabled)
     if (_platform() == "tpu" and usable_cores() >= PIPELINED_MIN_CORES
-            and one_program_one_device
+            and one_device
             and not any(cpu_unsupported_reason(body) for body in bodies.values())):
         backends = {"cpu-pipelined"}
     return dataclasses.replace(config, backend=backends.pop() if len(backends) == 1 else "mjx")

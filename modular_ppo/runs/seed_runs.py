@@ -7,7 +7,9 @@ keeping a run dir of its own, as `run_training` keeps one run's:
 
 Each dir is a whole run of that seed: `read_metrics`, `cli.py analyze`, `eval` and
 `train --resume DIR` (which continues that seed alone) read it as any other. Runs with
-`resume`, `init_from`, `data_parallel` or several processes are refused.
+`resume`, `init_from`, `data_parallel` or several processes are refused. With
+`--backend cpu-pipelined` (auto's on a TPU with host cores to spare) the host's C simulator
+steps every seed's environments, the chip the networks, updates and device share of all.
 """
 
 from __future__ import annotations
@@ -38,8 +40,7 @@ def build_seed_runs(config: TrainRunConfig, seeds: Sequence[int]) -> list[Run]:
     """`build_run` of `config` with each seed; RunConfigError unless they are one program
     (they are whenever only the seed differs) or the config asks for what seeds cannot do."""
     refused = {"resume": config.resume, "init_from": config.init_from,
-               "ppo.data_parallel": config.ppo.data_parallel or None,
-               "backend cpu-pipelined": config.pipelined or None}
+               "ppo.data_parallel": config.ppo.data_parallel or None}
     for field, value in refused.items():
         if value is not None:
             raise RunConfigError(f"--seeds with --{field.replace('_', '-')}: several seeds "
@@ -71,9 +72,12 @@ def run_seed_training(
     try:
         with StopRequests(console) as seed_runs.stop:
             console.print("compiling the training step of every seed ...")
+            resolved = seed_runs.config
             result = train_seeds(seed_runs.runs[0].groups,
                                  stack([run.state for run in seed_runs.runs]),
-                                 seed_runs.config.ppo, on_iteration=seed_runs.on_iteration)
+                                 resolved.ppo, on_iteration=seed_runs.on_iteration,
+                                 pipelined=resolved.pipelined,
+                                 device_share=resolved.device_share or 0.0)
         if seed_runs.stopped is not None:
             raise seed_runs.stopped
         seed_runs.finish(result.states)

@@ -10,7 +10,12 @@ import jax
 import jax.numpy as jnp
 import pytest
 from flax import nnx
-from pipelined_reference import assert_close, assert_training_matches, parts_rollout
+from pipelined_reference import (
+    assert_close,
+    assert_seeds_match_alone,
+    assert_training_matches,
+    parts_rollout,
+)
 
 from modular_ppo.body import load_body
 from modular_ppo.env import EnvConfig, make_env
@@ -27,8 +32,8 @@ def env():
     return make_env(load_body("hopper-modular"), EnvConfig(episode_length=7), "cpu")
 
 
-def network(env):
-    return make_network(env.body, env.obs_sizes, NetworkConfig(), rngs=nnx.Rngs(0))
+def network(env, seed=0):
+    return make_network(env.body, env.obs_sizes, NetworkConfig(), rngs=nnx.Rngs(seed))
 
 
 def test_the_pipelined_rollout_on_the_chip_is_the_cpu_backends(env):
@@ -55,3 +60,11 @@ def test_pipelined_training_on_the_chip_matches_the_jitted_backends(env, device_
         groups, state = new_training_state([(env, network(env))], config, seed=0)
         step = pipelined_train_step(groups, config, state, device_share)
         assert_training_matches(groups, config, state, step, device_share=device_share)
+
+
+def test_seeds_in_one_pipelined_program_on_the_chip_are_each_seed_alone(env):
+    """`--seeds` on the pipelined backend, half the envs on MJX on the chip."""
+    config = PPOConfig(n_envs=8, rollout_length=5, n_epochs=2, n_minibatches=2,
+                       iterations_per_call=2, total_steps=80)
+    with jax.default_matmul_precision("float32"):
+        assert_seeds_match_alone(env, lambda seed: network(env, seed), config, 0.5)

@@ -8,7 +8,12 @@ import jax
 import jax.numpy as jnp
 import pytest
 from flax import nnx
-from pipelined_reference import assert_close, assert_training_matches, parts_rollout
+from pipelined_reference import (
+    assert_close,
+    assert_seeds_match_alone,
+    assert_training_matches,
+    parts_rollout,
+)
 from ppo_test_network import PerModuleMLP
 from tiny_body import tiny_xml
 
@@ -129,3 +134,13 @@ def test_an_env_off_the_cpu_backend_is_refused():
     groups, state = new_training_state([(env, network(env))], config, seed=0)
     with pytest.raises(BodyGroupError, match="cpu-pipelined.*make_env"):
         pipelined_train_step(groups, config, state)
+
+
+@pytest.mark.parametrize("device_share", [0.0, 0.5], ids=["host", "device-share"])
+def test_seeds_pipelined_in_one_program_are_each_seed_pipelined_alone(tiny_cpu_env,
+                                                                      device_share):
+    """Two seeds' states stacked (`ppo.seeds` on the pipelined backend)."""
+    config = PPOConfig(n_envs=8, rollout_length=5, n_epochs=2, n_minibatches=2,
+                       iterations_per_call=2, total_steps=80)
+    assert_seeds_match_alone(tiny_cpu_env, lambda seed: network(tiny_cpu_env, seed), config,
+                             device_share)

@@ -34,9 +34,24 @@ def test_the_run_trains_on_the_cpu_backends_envs_and_records_its_backend(config)
     assert all(row["episode/count"] >= 0 and row["grad_norm"] > 0 for row in rows)
 
 
+def test_seeds_train_in_one_pipelined_program_each_in_its_own_run_dir(config):
+    """`--seeds 0 1` on the pipelined backend (what each seed computes:
+    tests/ppo/test_ppo_pipelined.py): a run dir per seed recording the backend, the same
+    steps, and the seeds' own trainings (their gradient norms differ)."""
+    dirs = run_seed_training(dataclasses.replace(config, run_name="seeds"), [0, 1],
+                             Console(quiet=True))
+    assert [d.name for d in dirs] == ["seeds-seed0", "seeds-seed1"]
+    grad_norms = []
+    for run_dir in dirs:
+        assert json.loads((run_dir / "config.json").read_text())["config"]["backend"] == (
+            "cpu-pipelined")
+        rows = [row for row in read_metrics(run_dir) if "throughput/env_steps_per_s" in row]
+        assert [row["step"] for row in rows] == [16, 32, 48]
+        grad_norms.append([row["grad_norm"] for row in rows])
+    assert grad_norms[0] != grad_norms[1]
+
+
 def test_what_it_cannot_do_is_refused(config):
-    with pytest.raises(RunConfigError, match="--seeds with --backend cpu-pipelined"):
-        run_seed_training(config, [0, 1], Console(quiet=True))
     with pytest.raises(RunConfigError, match="--backend cpu-pipelined with --distributed"):
         dataclasses.replace(config, distributed=dataclasses.replace(
             config.distributed, coordinator_address="localhost:1234", num_processes=2, process_id=0))
