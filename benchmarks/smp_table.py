@@ -276,7 +276,7 @@ def main() -> None:
     run_parser.add_argument("--nice", type=int, default=10, help="nice -n of every run")
     run_parser.add_argument("train_flags", nargs="*",
                             help="more cli.py train flags for every run, after -- (e.g. -- "
-                                 "--ppo.gamma 0.99); keep each setting's runs in its own "
+                                 "--ppo.gamma 0.97); keep each setting's runs in its own "
                                  "--results folder")
     report_parser = sub.add_parser("report")
     report_parser.add_argument("--summary", action="store_true",

@@ -12,6 +12,10 @@ has the same model name), annotated with
   termination on qpos[1] (height) and qpos[2] (pitch), reset noise; frame_skip 4);
 - partition "per_actuated_body": each limb (body with a motor) a module, as SMP's
   per-limb policies, the torso a module of its own.
+- PPO preset gamma 0.99: the papers' discount (`--discount 0.99` in both repositories'
+  src/arguments.py); a run of a set takes it (`runs.resolve.train_defaults`). Ours
+  defaults to 0.97: at 10M steps on amorpheus-walkers (3 seeds a side) 0.99 earned 3.3x
+  on the trained bodies and 2.0x zero-shot (BENCHMARKS.md, SMP / AMORPHEUS).
 `BODY_SETS`: the sets their code trains on, by name ("smp-walker++", ...), and the
 held-out bodies ("amorpheus-walkers:held-out", ...).
 """
@@ -91,7 +95,8 @@ def smp_spec(name: str) -> mujoco.MjSpec | None:
     spec = mujoco.MjSpec.from_string(global_to_local(path.read_text(), str(path)))
     spec.modelname = name
     add_annotations(spec, {"frame_skip": (4,), "task_reference": f"SMP {path.stem}",
-                           "partition": "per_actuated_body", **SMP_TASKS[path.stem]})
+                           "partition": "per_actuated_body", "ppo_preset": "gamma=0.99",
+                           **SMP_TASKS[path.stem]})
     return spec
 
 

@@ -227,7 +227,7 @@ class TrainRunConfig:
     def bodies(self) -> tuple[str, ...]:
         """The bodies of the run, in --body order (one for a single-body run), family ranges
         ("centipede-3..7") expanded."""
-        return tuple(name for part in self.body.split(",") for name in family(part.strip()))
+        return body_names(self.body)
 
     @property
     def held_out_bodies(self) -> tuple[str, ...]:
@@ -274,6 +274,12 @@ def check_distributed_backend(backend: str, distributed: DistributedConfig) -> N
 
 
 FAMILY_RANGE = re.compile(r"^(?P<stem>.+)-(?P<first>\d{1,9})\.\.(?P<last>\d{1,9})$")
+
+
+def body_names(body: str) -> tuple[str, ...]:
+    """The bodies a --body value names, in order: comma-separated, each a body, a family
+    range or a body set (`family`)."""
+    return tuple(name for part in body.split(",") for name in family(part.strip()))
 
 
 def family(name: str, flag_name: str = "--body") -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
 from modular_ppo.networks.registry import architecture
 from modular_ppo.ppo import default_ppo_config, with_preset
-from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.config import TrainRunConfig, body_names
 from modular_ppo.runs.config_json import load_run_config
 from modular_ppo.runs.errors import EnvRewardError, RunConfigError
 from modular_ppo.runs.source_settings import with_source_settings
@@ -71,19 +71,22 @@ class ResolvedRun:
 def train_defaults(body: str | None, partition: str | None = None,
                    loaded: LoadedBodies | None = None) -> TrainRunConfig:
     """The defaults of `cli.py train --body BODY`: TrainRunConfig() with the PPO settings
-    the body's file recommends (`modular_ppo:ppo_preset`), which flags still override.
-    Several bodies, or a body that does not load (the run reports why), keep the defaults."""
-    if body is None or "," in body:
+    the body's file recommends (`modular_ppo:ppo_preset`; for several bodies, the preset
+    they all give, e.g. a body set's), which flags still override. Bodies whose presets
+    differ, or a body that does not load (the run reports why), keep the defaults."""
+    if body is None:
         return TrainRunConfig()
+    loaded = loaded or LoadedBodies()
     try:
-        graph = (loaded or LoadedBodies()).get(body, partition)
+        graphs = [loaded.get(name, partition) for name in body_names(body)]
     except ModularPPOError:
         return TrainRunConfig()
-    if not graph.ppo_preset:
+    graph = graphs[0]
+    if not graph.ppo_preset or any(g.ppo_preset != graph.ppo_preset for g in graphs):
         return TrainRunConfig()
     ppo = with_preset(default_ppo_config(), graph.ppo_preset, graph.source)
-    try:
-        return TrainRunConfig(body=body, ppo=ppo)
+    try:  # --body comes from the command line (several bodies also need their --arch)
+        return TrainRunConfig(ppo=ppo)
     except RunConfigError as error:  # a preset value beyond its stated range (runs/limits.py)
         raise RunConfigError(
             f'{graph.source}: <text name="modular_ppo:ppo_preset">: {error} Fix its value.'

@@ -22,7 +22,16 @@ def test_a_bodys_preset_sets_the_defaults_of_its_runs():
     ppo = train_defaults("halfcheetah-modular").ppo
     assert (ppo.gamma, ppo.n_epochs, ppo.n_minibatches) == (0.99, 10, 16)
     assert train_defaults("ant-modular") == TrainRunConfig()
-    assert train_defaults("hopper-modular,walker2d-modular") == TrainRunConfig()
+    assert train_defaults("halfcheetah-modular,hopper-modular") == TrainRunConfig()  # differ
+
+
+def test_several_bodies_take_the_preset_they_all_give():
+    """hopper and walker2d both give gamma 0.99; so does every SMP body (the papers'
+    discount), so a named set's run trains with it."""
+    assert train_defaults("hopper-modular,walker2d-modular").ppo.gamma == 0.99
+    config = train_defaults("amorpheus-walkers")
+    assert config.ppo == with_preset(default_ppo_config(), {"gamma": "0.99"}, "smp")
+    assert train_defaults("amorpheus-walkers,ant-modular") == TrainRunConfig()
     assert train_defaults("no-such-body") == TrainRunConfig()  # the run reports it
 
 
