@@ -45,7 +45,10 @@ def learn_from_rollouts(
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))
-def learn_from_rollouts_seeds(groups, config, states, collections):
+def learn_from_rollouts_seeds(
+    groups: tuple[BodyGroup, ...], config: PPOConfig, states: TrainingState,
+    collections: dict[str, tuple[nnx.State, object, object, Rollout]],
+) -> tuple[TrainingState, tuple]:
     """`learn_from_rollouts` of every seed (a leading seed axis in and out)."""
     return jax.vmap(functools.partial(_learn, groups, config))(states, collections)
 
@@ -59,7 +62,8 @@ _combined = jax.jit(_combine, static_argnums=0)
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _combined_seeds(groups, states, outputs):
+def _combined_seeds(groups: tuple[BodyGroup, ...], states: TrainingState,
+                    outputs: list) -> Metrics:
     return jax.vmap(functools.partial(_combine, groups))(states, outputs)
 
 

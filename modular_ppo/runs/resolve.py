@@ -170,8 +170,8 @@ def _platform() -> str:
 def _with_backend(config: TrainRunConfig, bodies: Mapping[str, BodyGraph]) -> TrainRunConfig:
     """`config` with backend "auto" replaced by the one the bodies get: on a TPU with
     PIPELINED_MIN_CORES host cores or more, "cpu-pipelined" where the C simulator runs
-    every body and the run is on one device (no data parallelism or several processes;
-    --seeds too); on one TPU v5e chip with 13 host cores it trained the ant at 1.5x MJX's
+    every body and the run is on one device (one run or --seeds; no data parallelism or
+    several processes); on one TPU v5e chip with 13 host cores it trained the ant at 1.5x MJX's
     rate (docs/backends.md). Else `default_backend` ("mjx" when the bodies would get
     different ones)."""
     if config.backend != "auto":
