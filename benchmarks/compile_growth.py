@@ -13,16 +13,19 @@ fresh training state, which compiles the network's initializers and the env rese
 each program a run compiles before its first progress line and first evaluation, staged by
 `jax.stages`: the env reset ("reset"), the training step ("train_step") and the evaluation
 ("evaluate"), or those named by --programs. Per program: wall seconds to trace, lower (jaxpr -> StableHLO) and compile
-(XLA), the process CPU seconds of each, the traced equations (jaxpr, nested ones included)
-and the StableHLO operations. With --concurrent the training step and the evaluation are
+(XLA), the process CPU seconds of each, the traced equations (jaxpr, nested ones included;
+also by the source file that traced them) and the StableHLO operations. With --concurrent the training step and the evaluation are
 also compiled at once in two threads (what a run does, `runs.train_run`): `together_s`.
 Writes JSON (--out, rewritten after each body) and prints a Markdown table; `--report
-FILE...` prints the tables of results files written earlier.
+FILE...` prints the tables of results files written earlier, and for each file with two
+bodies or more the training step's added equations per added module by source file
+(where the growth with module count comes from).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import json
 import re
@@ -32,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jax
+from jax._src import source_info_util  # the frame that traced an equation
 from jax.extend import core as jex_core
 
 from modular_ppo.networks import NetworkConfig
@@ -52,18 +56,32 @@ _STABLEHLO_OP = re.compile(r"^\s*(?:%\S+(?:, %\S+)* = )?\"?(?:stablehlo|chlo|fun
                            re.MULTILINE)
 
 
-def count_equations(jaxpr) -> int:
-    """Equations of a (closed) jaxpr, those of the jaxprs nested in its equations' parameters
-    (scan and loop bodies, conditionals, custom derivatives) included."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    total = 0
-    for equation in jaxpr.eqns:
-        total += 1
+def equations(jaxpr):
+    """Every equation of a (closed) jaxpr, those of the jaxprs nested in its equations'
+    parameters (scan and loop bodies, conditionals, custom derivatives) included."""
+    for equation in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+        yield equation
         for value in equation.params.values():
             for inner in value if isinstance(value, (tuple, list)) else (value,):
                 if isinstance(inner, (jex_core.Jaxpr, jex_core.ClosedJaxpr)):
-                    total += count_equations(inner)
-    return total
+                    yield from equations(inner)
+
+
+def count_equations(jaxpr) -> int:
+    return sum(1 for _ in equations(jaxpr))
+
+
+def equations_by_file(jaxpr) -> dict[str, int]:
+    """Equations by the source file of the innermost frame outside JAX that traced them
+    (this project's files from modular_ppo/, a package's from its name; "-" if none)."""
+    counts: collections.Counter = collections.Counter()
+    for equation in equations(jaxpr):
+        frame = source_info_util.user_frame(equation.source_info.traceback)
+        name = "-" if frame is None else frame.file_name
+        for marker in ("/site-packages/", "/modular_ppo/"):
+            name = name.split(marker)[-1]
+        counts[name] += 1
+    return dict(counts)
 
 
 def count_stablehlo_ops(text: str) -> int:
@@ -91,6 +109,7 @@ def stage(jitted, *args) -> dict:
     return dict(trace_s=trace_s, lower_s=lower_s, compile_s=compile_s,
                 trace_cpu_s=trace_cpu, lower_cpu_s=lower_cpu, compile_cpu_s=compile_cpu,
                 equations=count_equations(traced.jaxpr),
+                equations_by_file=equations_by_file(traced.jaxpr),
                 stablehlo_ops=count_stablehlo_ops(lowered.as_text()),
                 fusions=count_fusions(compiled.as_text() or ""))
 
@@ -158,8 +177,27 @@ def markdown(results: dict) -> str:
     return markdown_table(columns, rows, numeric=(1, 2, 4, 5, 6, 7, 8, 9))
 
 
+def growth_by_file(results: dict, program: str = "train_step", top: int = 12) -> str:
+    """Equations `program` adds per added module, by source file, from the first body to the
+    last (bodies with `equations_by_file`); "" if fewer than two."""
+    bodies = [b for b in results["bodies"] if "equations_by_file" in b["programs"].get(program, {})]
+    if len(bodies) < 2 or bodies[-1]["modules"] == bodies[0]["modules"]:
+        return ""
+    first, last = (b["programs"][program]["equations_by_file"] for b in (bodies[0], bodies[-1]))
+    added = bodies[-1]["modules"] - bodies[0]["modules"]
+    growth = sorted((((last.get(f, 0) - first.get(f, 0)) / added, f) for f in {*first, *last}),
+                    key=lambda row: (-row[0], row[1]))
+    rows = [[f, f"{per:.0f}", first.get(f, 0), last.get(f, 0)] for per, f in growth[:top]]
+    total = sum(last.values()) - sum(first.values())
+    return (f"{program}: equations added per module, {bodies[0]['body']} -> "
+            f"{bodies[-1]['body']} ({total / added:.0f} in all):\n\n" + markdown_table(
+                ["source file", "per added module", bodies[0]["body"], bodies[-1]["body"]],
+                rows, numeric=(1, 2, 3)))
+
+
 def report(paths: list[Path]) -> str:
-    """Each results file's table under a line naming its command, date, machine and load."""
+    """Each results file's table under a line naming its command, date, machine and load,
+    then its growth by source file (`growth_by_file`) where it has one."""
     parts = []
     for path in paths:
         results = json.loads(path.read_text())
@@ -170,6 +208,9 @@ def report(paths: list[Path]) -> str:
                      f"{facts['date']}, {facts['cpu']}, {facts['cores']} core(s), git "
                      f"{facts['git']}, load {facts['load_average'][0]:.1f}\n\n"
                      + markdown(results))
+        growth = growth_by_file(results)
+        if growth:
+            parts.append(growth)
     return "\n\n".join(parts)
 
 

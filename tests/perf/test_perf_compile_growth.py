@@ -40,6 +40,29 @@ def test_equations_count_the_scanned_body_and_the_program_its_operations():
     assert compile_growth.count_fusions(lowered.compile().as_text()) >= 1
 
 
+def test_equations_by_file_name_the_file_that_traced_them():
+    traced = jax.jit(_scanned).trace(jnp.ones(4))
+    by_file = compile_growth.equations_by_file(traced.jaxpr)
+    (name, count), = by_file.items()  # _scanned, above: all four from this file
+    assert name.endswith("tests/perf/test_perf_compile_growth.py") and count == 4
+
+
+def test_growth_by_file_is_per_added_module_from_the_first_body_to_the_last():
+    def body(name, modules, by_file):
+        return {"body": name, "modules": modules,
+                "programs": {"train_step": {"equations_by_file": by_file}}}
+
+    results = {"bodies": [body("a", 2, {"x.py": 10, "y.py": 5}),
+                          body("b", 4, {"x.py": 30, "y.py": 5}),
+                          body("c", 6, {"x.py": 50, "y.py": 9, "z.py": 4})]}
+    table = compile_growth.growth_by_file(results).splitlines()
+    assert table[0] == "train_step: equations added per module, a -> c (12 in all):"
+    rows = [line.split(" | ") for line in table[4:]]
+    assert [(r[0].strip("| "), r[1]) for r in rows] == [("x.py", "10"), ("y.py", "1"),
+                                                       ("z.py", "1")]
+    assert compile_growth.growth_by_file({"bodies": results["bodies"][:1]}) == ""
+
+
 def test_a_tiny_body_stages_reset_training_step_and_evaluation(tmp_path):
     body = tmp_path / "tiny.xml"
     body.write_text(tiny_xml())
