@@ -23,10 +23,13 @@ from modular_ppo.ppo.state import BodyGroup, TrainingState
 from modular_ppo.ppo.step import Collected, combined_metrics, keep_collected, learn
 
 
-def _learn(
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def learn_from_rollouts(
     groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
     collections: dict[str, tuple[nnx.State, object, object, Rollout]],
 ) -> tuple[TrainingState, tuple]:
+    """`step.learn` from each body's (network state, env state, recurrent state, rollout),
+    as `collect_rollout` returns them: one PPO iteration after its rollouts."""
     collected = Collected({}, {}, {}, {}, {}, {})
     for group in groups:
         keep_collected(collected, group.name, state.groups[group.name].recurrent, config,
@@ -35,36 +38,23 @@ def _learn(
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))
-def learn_from_rollouts(
-    groups: tuple[BodyGroup, ...], config: PPOConfig, state: TrainingState,
-    collections: dict[str, tuple[nnx.State, object, object, Rollout]],
-) -> tuple[TrainingState, tuple]:
-    """`step.learn` from each body's (network state, env state, recurrent state, rollout),
-    as `collect_rollout` returns them: one PPO iteration after its rollouts."""
-    return _learn(groups, config, state, collections)
-
-
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def learn_from_rollouts_seeds(
-    groups: tuple[BodyGroup, ...], config: PPOConfig, states: TrainingState,
-    collections: dict[str, tuple[nnx.State, object, object, Rollout]],
-) -> tuple[TrainingState, tuple]:
+def learn_from_rollouts_seeds(groups: tuple[BodyGroup, ...], config: PPOConfig,
+                              states: TrainingState, collections: dict) -> tuple:
     """`learn_from_rollouts` of every seed (a leading seed axis in and out)."""
-    return jax.vmap(functools.partial(_learn, groups, config))(states, collections)
+    return jax.vmap(lambda state, own: learn_from_rollouts(groups, config, state, own))(
+        states, collections)
 
 
-def _combine(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list) -> Metrics:
+@functools.partial(jax.jit, static_argnums=0)
+def _combined(groups: tuple[BodyGroup, ...], state: TrainingState, outputs: list) -> Metrics:
     stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *outputs)
     return combined_metrics(groups, state, stacked)
-
-
-_combined = jax.jit(_combine, static_argnums=0)
 
 
 @functools.partial(jax.jit, static_argnums=0)
 def _combined_seeds(groups: tuple[BodyGroup, ...], states: TrainingState,
                     outputs: list) -> Metrics:
-    return jax.vmap(functools.partial(_combine, groups))(states, outputs)
+    return jax.vmap(lambda state, own: _combined(groups, state, own))(states, outputs)
 
 
 def pipelined_train_step(groups: tuple[BodyGroup, ...], config: PPOConfig,
