@@ -248,7 +248,7 @@ def _split(sizes: tuple[int, ...], seeded: bool, tree: Any) -> tuple[Any, ...]:
                  for size, end in zip(sizes, ends))
 
 
-def _joined_parts(finals: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rollout]:
+def _joined(finals: tuple, records: tuple, values: tuple) -> tuple[Any, Any, Rollout]:
     """Env and recurrent states of the parts joined, and the rollout of all."""
     rollouts = [rollout_of(jax.tree.map(lambda *xs: jnp.stack(xs), *steps), last)
                 for steps, last in zip(records, values)]
@@ -257,8 +257,8 @@ def _joined_parts(finals: tuple, records: tuple, values: tuple) -> tuple[Any, An
             functools.reduce(joined_rollouts, rollouts))
 
 
-_joined = jax.jit(_joined_parts)
-_joined_seeds = jax.jit(jax.vmap(_joined_parts))
+_JOINED = {seeded: _jit(_joined, seeded) for seeded in (False, True)}
+"""`_joined` jitted, for states without and with a leading seed axis."""
 
 
 def _seeded(env_state: State) -> tuple[int, bool]:
@@ -291,7 +291,7 @@ def jitted_programs(
     steps = device_steps(env, graphdef, tree, seeded)
     shares = (share_steps(env, graphdef, tree, seeded),) * (len(sizes) - 2)
     return RolloutPrograms(functools.partial(_split, sizes, seeded), (steps, steps), shares,
-                           _joined_seeds if seeded else _joined)
+                           _JOINED[seeded])
 
 
 def compile_rollout(
@@ -305,7 +305,7 @@ def compile_rollout(
     physics = cpu_physics(env)
     n_envs, seeded = _seeded(env_state)
     sizes = part_sizes(n_envs, device_share)
-    seeds = env_state.done.shape[:1] if seeded else ()
+    seeds = env_state.done.shape[:-1]  # (n_seeds,) or ()
     network_tree = jax.tree.structure(network_state)
     steps = device_steps(env, graphdef, network_tree, seeded)
     leaves = jax.tree.leaves(network_state)
@@ -332,7 +332,7 @@ def compile_rollout(
         outputs[k] = final, [record] * length, value
     finals, records, values = zip(*(outputs[k] for k in range(len(parts))))
     joined, (env_out, recurrent_out, rollout) = ahead.submit(
-        _joined_seeds if seeded else _joined, finals, tuple(records), values, label=label)
+        _JOINED[seeded], finals, tuple(records), values, label=label)
 
     def compiled() -> RolloutPrograms:
         return RolloutPrograms(
