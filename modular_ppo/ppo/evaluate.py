@@ -19,7 +19,7 @@ Evaluator = Callable[[nnx.State, PRNGKeyArray], Metrics]
 
 
 def make_evaluator(
-    env: ModularEnvProtocol, graphdef: nnx.GraphDef, config: EvalConfig
+    env: ModularEnvProtocol, graphdef: nnx.GraphDef, config: EvalConfig, seeded: bool = False
 ) -> Evaluator:
     """A jitted `(network_state, key) -> metrics`, compiled at its first call.
 
@@ -28,16 +28,21 @@ def make_evaluator(
     "episode/team_return" (summed over modules), "episode/return/<module>",
     "episode/length", and "episode/forward_velocity" (mean over the episode's steps) when
     the env reports a "forward_velocity" metric. The network state is not changed.
+
+    seeded: network states and keys carry a leading seed axis (`ppo.seeds`), and so does
+    each metric: every seed's own evaluation, all in one program (the seeds' episodes step
+    together: on the C simulator's env, one host call a step for all of them).
     """
     check_static_arguments(env, graphdef)
-    return functools.partial(run_episodes, env, graphdef, config)
+    return functools.partial(run_episodes_seeds if seeded else run_episodes, env, graphdef,
+                             config)
 
 
 def compile_evaluator(evaluator: Evaluator, network_state: nnx.State, key: PRNGKeyArray) -> None:
     """Compile `evaluator` (from `make_evaluator`) for arguments shaped and placed like
     these, without running it: its first call then finds the program in JAX's in-memory
     cache. XLA compiles outside the GIL, so a thread can do this while another compiles."""
-    run_episodes.lower(*evaluator.args, network_state, key).compile()
+    evaluator.func.lower(*evaluator.args, network_state, key).compile()
 
 
 def evaluate(
@@ -94,3 +99,15 @@ def run_episodes(
         velocity = jnp.sum(counted["forward_velocity"], axis=0) / jnp.maximum(lengths, 1)
         metrics["episode/forward_velocity"] = jnp.mean(velocity)
     return metrics
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def run_episodes_seeds(
+    env: ModularEnvProtocol,
+    graphdef: nnx.GraphDef,
+    config: EvalConfig,
+    network_states: nnx.State,
+    keys: PRNGKeyArray,
+) -> Metrics:
+    """`run_episodes` of each entry along the leading axis of `network_states` and `keys`."""
+    return jax.vmap(functools.partial(run_episodes, env, graphdef, config))(network_states, keys)

@@ -22,24 +22,35 @@ def evaluator_with_held_out(
     run: Run, config: EvalConfig, ahead: bool = False
 ) -> Callable[[TrainingState, Any], dict[str, float]]:
     """(state, key) -> the run's evaluation metrics (`Run.evaluator`) and every held-out
-    body's, named with the body ("episode/team_return/<body>", ...). The held-out
-    bodies' networks, envs and compiled evaluators are built once; each call gives their
-    normalizers statistics afresh: the current parameters' warm-up, or the training bodies'
-    current statistics. ahead: compile the run's own bodies' evaluations ahead
+    body's (`held_out_evaluator`). ahead: compile the run's own bodies' evaluations ahead
     (`Run.evaluator`)."""
+    held_out = held_out_evaluator(run, config)
+    trained = run.evaluator(config, ahead)  # after any refusal above: nothing compiles then
+    return lambda state, key: {**trained(state, key), **held_out(state, key)}
+
+
+def held_out_evaluator(
+    run: Run, config: EvalConfig
+) -> Callable[[TrainingState, Any], dict[str, float]]:
+    """(state, key) -> every held-out body's evaluation metrics, named with the body
+    ("episode/team_return/<body>", ...; none without --held-out). The held-out bodies'
+    networks, envs and compiled evaluators are built once; each call gives their
+    normalizers statistics afresh: the current parameters' warm-up, or the training bodies'
+    current statistics."""
     held_out = {}
     for name in run.config.held_out_bodies:
         body, env, graphdef, rest = network_for_body(run.config, "--held-out", name, this_run=True)
         held_out[body.name] = (body, env, graphdef, rest, make_evaluator(env, graphdef, config))
-    trained = run.evaluator(config, ahead)  # after any refusal above: nothing compiles then
 
     def evaluate(state: TrainingState, key) -> dict[str, float]:
-        metrics = trained(state, key)
+        if not held_out:
+            return {}
         params = to_local(state.params)
         networks = state.replace(params=params, groups={
             name: group.replace(network=to_local(group.network))
             for name, group in state.groups.items()})
         now = dataclasses.replace(run, state=networks)
+        metrics = {}
         for name, (body, env, graphdef, rest, evaluator) in held_out.items():
             warm_key, eval_key = jax.random.split(key)
             network_state = new_body_statistics(now, body, env, graphdef,

@@ -30,6 +30,7 @@ from modular_ppo.ppo import (
     make_evaluator,
     train,
 )
+from modular_ppo.ppo.seeds import one_seed, stack
 from modular_ppo.ppo.sharding import to_local
 from modular_ppo.runs.background import Background
 from modular_ppo.runs.config import TrainRunConfig
@@ -115,30 +116,39 @@ class Run:
             "versions": versions(),
         }
 
-    def evaluator(self, config: EvalConfig, ahead: bool = False
-                  ) -> Callable[[TrainingState, Any], dict[str, float]]:
+    def evaluator(self, config: EvalConfig, ahead: bool = False, seeds: int = 0
+                  ) -> Callable[[TrainingState, Any], Any]:
         """(state, key) -> every body's evaluation metrics ("episode/team_return", ...,
         named with `ppo.for_body`), computed by this process alone.
 
         ahead: start compiling the evaluations now, in a background thread, so that they
         compile while the training step does; the first call waits for them (and raises
-        what compiling raised)."""
-        evaluators = {g.name: make_evaluator(g.env, g.graphdef, config) for g in self.groups}
+        what compiling raised). seeds: > 0 for states and keys stacked along a leading axis
+        of that many seeds (`ppo.seeds`, this run's state one of them), all evaluated in
+        one program; the call then returns each seed's metrics, in order."""
+        evaluators = {g.name: make_evaluator(g.env, g.graphdef, config, seeded=seeds > 0)
+                      for g in self.groups}
+
+        def like(name: str) -> tuple[Any, Any]:
+            network_state, key = to_local(self.state.network_state(name)), jax.random.key(0)
+            if not seeds:
+                return network_state, key
+            return stack([network_state] * seeds), jax.random.split(key, seeds)
+
         pending = Background(lambda: [
-            compile_evaluator(evaluator, to_local(self.state.network_state(name)),
-                              jax.random.key(0))
-            for name, evaluator in evaluators.items()
+            compile_evaluator(evaluator, *like(name)) for name, evaluator in evaluators.items()
         ], "compile evaluation") if ahead else None
 
-        def evaluate(state: TrainingState, key) -> dict[str, float]:
+        def evaluate(state: TrainingState, key) -> Any:
             if pending is not None:
                 pending.wait()
-            metrics = {}
+            metrics: list[dict[str, float]] = [{} for _ in range(max(seeds, 1))]
             for name, evaluator in evaluators.items():
-                network_state = to_local(state.network_state(name))
-                metrics.update(for_body(to_floats(evaluator(network_state, key)),
-                                        name, list(self.bodies)))
-            return metrics
+                out = evaluator(to_local(state.network_state(name)), key)
+                for i, seed_metrics in enumerate(metrics):
+                    seed_out = one_seed(out, i) if seeds else out
+                    seed_metrics.update(for_body(to_floats(seed_out), name, list(self.bodies)))
+            return metrics if seeds else metrics[0]
 
         return evaluate
 

@@ -69,12 +69,15 @@ class RunBook:
             write_json(self.run_dir / FAILURE_FILE, failure)
         return metrics, TrainingFailed(f"{self.label}{failure['error']}", self.run_dir)
 
-    def evaluate(self, state: Any) -> dict[str, float]:
-        """The evaluator's metrics of `state` as `eval/*`, with the seconds it took."""
+    def evaluate(self, state: Any, evaluated: dict[str, float] | None = None,
+                 seconds: float = 0.0) -> dict[str, float]:
+        """The evaluator's metrics of `state` as `eval/*`, with the seconds it took.
+        evaluated: metrics of `state` computed elsewhere in `seconds` (the trained bodies'
+        of every seed, in one program), joined with the evaluator's."""
         started = time.perf_counter()
-        metrics = self.evaluator(state, self.eval_key)
+        metrics = {**(evaluated or {}), **self.evaluator(state, self.eval_key)}
         out = {f"eval/{k.removeprefix('episode/')}": v for k, v in metrics.items()}
-        out["time/eval_s"] = time.perf_counter() - started
+        out["time/eval_s"] = seconds + time.perf_counter() - started
         return out
 
     def save(self, steps: int, state: Any) -> None:
@@ -86,10 +89,12 @@ class RunBook:
         if int(state.steps) not in self.checkpointer.steps():
             self.save(int(state.steps), state)
 
-    def finish(self, state: Any, console: Console) -> None:
-        """The final evaluation (logged and in eval.json) and the videos."""
+    def finish(self, state: Any, console: Console, evaluated: dict[str, float] | None = None,
+               seconds: float = 0.0) -> None:
+        """The final evaluation (logged and in eval.json; evaluated, seconds: as
+        `evaluate`'s) and the videos."""
         steps = int(state.steps)
-        final = self.evaluate(state)
+        final = self.evaluate(state, evaluated, seconds)
         self.log.write(steps, final)
         write_json(self.run_dir / EVAL_FILE, {"step": steps, **final})
         console.print(f"{self.label}final eval at step {steps:,}: {self.run.summary(final)}")

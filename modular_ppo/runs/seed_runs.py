@@ -7,7 +7,9 @@ keeping a run dir of its own, as `run_training` keeps one run's:
 
 Each dir is a whole run of that seed: `read_metrics`, `cli.py analyze`, `eval` and
 `train --resume DIR` (which continues that seed alone) read it as any other. Runs with
-`resume`, `init_from`, `data_parallel` or several processes are refused. With
+`resume`, `init_from`, `data_parallel` or several processes are refused. Evaluations of
+the trained bodies are one program for all seeds too (each seed with its own eval key);
+held-out bodies are evaluated seed by seed. With
 `--backend cpu-pipelined` (auto's on a TPU with host cores to spare) the host's C simulator
 steps every seed's environments, the chip the networks, updates and device share of all.
 """
@@ -21,13 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 from rich.console import Console
 
 from modular_ppo.ppo.seeds import one_seed, stack, train_seeds
+from modular_ppo.runs.background import cores_to_spare
 from modular_ppo.runs.build import Run, build_run, checkpointer_for
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.errors import RunConfigError, TrainingInterrupted
-from modular_ppo.runs.held_out import evaluator_with_held_out
+from modular_ppo.runs.held_out import held_out_evaluator
 from modular_ppo.runs.interrupts import StopRequests
 from modular_ppo.runs.metrics_log import MetricsLog
 from modular_ppo.runs.run_dir import CONFIG_FILE, new_run_dir, write_json
@@ -103,7 +107,9 @@ class _SeedRuns:
             console.print(f"run dir: [bold]{run_dir}[/]")
             self.books.append(RunBook(
                 run, run_dir, checkpointer_for(run_dir, run), MetricsLog(run_dir),
-                evaluator_with_held_out(run, self.config.eval), started_at, f"seed {seed}: "))
+                held_out_evaluator(run, self.config.eval), started_at, f"seed {seed}: "))
+        self.trained = runs[0].evaluator(self.config.eval, ahead=cores_to_spare(),
+                                         seeds=len(runs))
         self.schedule = Schedule(self.config.eval_every_steps,
                                  self.config.checkpoint_every_steps, -1, 0)
         self.stopped: Exception | None = None
@@ -122,13 +128,14 @@ class _SeedRuns:
         """Log every seed's metrics (and evaluations when due); True to stop training."""
         steps = int(one_seed(states, 0).steps)
         evaluate = self.schedule.due("eval", steps)
+        evaluations = self._evaluations(states) if evaluate else None
         for i, (book, host) in enumerate(zip(self.books, seed_metrics)):
             metrics, failed = book.metrics(host, steps)
             if failed is not None:
                 self.stopped = self.stopped or failed
                 continue
-            if evaluate:
-                metrics.update(book.evaluate(one_seed(states, i)))
+            if evaluations is not None:
+                metrics.update(evaluations[i])
             book.log.write(steps, metrics)
         if evaluate:
             self.schedule.done("eval", steps)
@@ -145,11 +152,25 @@ class _SeedRuns:
             return True
         return False
 
+    def _trained_evaluations(self, states) -> tuple[list[dict[str, float]], float]:
+        """Every seed's evaluation on its trained bodies, in one program, and its seconds
+        (each seed's own eval key, as its run alone would use)."""
+        started = time.perf_counter()
+        keys = jnp.stack([book.eval_key for book in self.books])
+        return self.trained(states, keys), time.perf_counter() - started
+
+    def _evaluations(self, states) -> list[dict[str, float]]:
+        """Every seed's `RunBook.evaluate`: trained bodies together, held-out ones per seed."""
+        trained, seconds = self._trained_evaluations(states)
+        return [book.evaluate(one_seed(states, i), trained[i], seconds)
+                for i, book in enumerate(self.books)]
+
     def finish(self, states) -> None:
         """The last checkpoint, final evaluation, eval.json and videos of every seed."""
+        trained, seconds = self._trained_evaluations(states)
         for i, book in enumerate(self.books):
             book.save_last(one_seed(states, i))
-            book.finish(one_seed(states, i), self.console)
+            book.finish(one_seed(states, i), self.console, trained[i], seconds)
 
     def close(self) -> None:
         for book in self.books:

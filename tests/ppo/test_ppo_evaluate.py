@@ -79,3 +79,26 @@ def test_an_evaluator_compiled_ahead_in_a_thread_compiles_nothing_at_its_call(
     assert compiled == []
     fresh = evaluate(toy_env, graphdef, network_state, config, jax.random.key(1))
     assert {k: float(v) for k, v in metrics.items()} == fresh
+
+
+def test_seeds_evaluated_in_one_program_are_each_seed_evaluated_alone(
+        toy_env, make_test_network):
+    """`make_evaluator(..., seeded=True)` on stacked network states and keys gives each
+    seed the metrics of its own evaluation (different networks, different keys)."""
+    from modular_ppo.ppo.seeds import one_seed, stack
+
+    config = EvalConfig(n_envs=5, episode_length=12)  # past the toy's episodes of 10
+    graphdef, first = nnx.split(make_test_network(seed=1))
+    _, second = nnx.split(make_test_network(seed=2))
+    keys = jax.random.split(jax.random.key(9), 2)
+    together = make_evaluator(toy_env, graphdef, config, seeded=True)(stack([first, second]),
+                                                                      keys)
+    alone = [evaluate(toy_env, graphdef, state, config, keys[i])
+             for i, state in enumerate((first, second))]
+    assert alone[0]["episode/team_return"] != alone[1]["episode/team_return"]
+    for i, expected in enumerate(alone):
+        got = one_seed(together, i)
+        assert set(got) == set(expected)
+        for key, value in expected.items():
+            np.testing.assert_allclose(float(got[key]), value, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"seed {i} {key}")
