@@ -44,31 +44,27 @@ its heading in BENCHMARKS.md only where the file stays within 25,000 bytes
 
 Plan of device calls (one TPU v5e chip, 13 host cores; each < 9.5 min: --budget-s 560, the
 call's limit 600 s). `--out $OUT` itself: the device tool returns files at most two folders
-under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there at e72b5ad: ours
-with 3 seeds in one program reached 7.0M steps a seed in the 560 s of a call, 90-110k
-env-steps/s in all (`results/accelerator/..._al_ours_seeds012_cut.txt`; auto then gave
---seeds the C simulator's envs through the jitted step's host calls, not the pipelined
-step, which seeds now get: not yet measured on the chip); one seed alone (pipelined)
-trains at ~153k env-steps/s with its first progress at ~60 s cold (`wall_clock.py`, same
-day). So at N = 10M a call fits three seeds run one program each (`--per-program 1`, ~140 s
-a seed). Brax PPO: ~95k env-steps/s at 2,048 envs, compile ~120 s on the first seed.
+under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there (2026-12-07, c513cbb):
+ours' 5 seeds in one program (pipelined, 214k env-steps/s in all) reached 6.03M steps a
+seed in the 560 s, first progress at 168 s, each evaluation of the 5 seeds ~35 s (seed by
+seed then, one host call a step; one program since ef2933d, not yet timed on the chip);
+Brax's seed 0 reached 10.3M steps in 378 s (step 0 evaluated at 96 s, ~86k env-steps/s).
 
     R=benchmarks/results/accelerator_learning
     S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out $OUT"
     # every call: cp -r $R/. $OUT/ 2>/dev/null; $S --body B ...; then copy
     # $OUT/*/*/seed*.json back into $R here and commit them.
-    call 1: $S --body B --side ours --per-program 1 --seeds 0 1 2
-    call 2: $S --body B --side ours --per-program 1 --seeds 3 4
-    call 3: $S --body B --side brax --seeds 0 1 2      (~105 s a seed + compile)
-    call 4: $S --body B --side brax --seeds 3 4
+    call 1: $S --body B --side ours --seeds 0 1 2 3 4
+    call 2: $S --body B --side brax --seeds 0 1 2      (the first seed ~380 s)
+    call 3: $S --body B --side brax --seeds 3 4
     then here: python benchmarks/accelerator_learning.py report --out $R --png \
         $R/curves.png --write
 
 for B in ant-modular, halfcheetah-modular, hopper-modular, walker2d-modular,
 humanoid-modular (slower on MJX: give it --steps 5000000 or three calls a side) and
-swimmer-3 (Swimmer-v5's three links: no swimmer-modular.xml is bundled). The brief's "5
-seeds in one program" fits one call at N = 3M. A call cut by its budget keeps what
-finished; run the same command again for the rest.
+swimmer-3 (Swimmer-v5's three links: no swimmer-modular.xml is bundled). A call cut by
+its budget keeps what finished (a cut program's seeds are recorded as far as they got and
+run again from the start by the next call).
 
 First trial on the chip (2026-12-06, a6d137c, hopper-modular, --steps 2000000 --evals 5,
 budgets 230 / 240 s): ours' 5-seed program printed its first progress at 174 s (imports,
@@ -447,12 +443,15 @@ def final_cell(records: list[dict]) -> str:
 
 
 def reach_cell(records: list[dict], target: float) -> tuple[str, float | None]:
-    """'mean s (k/n)' of the seeds that reached `target`, and that mean (None: none did)."""
+    """'mean s (k/n)' of the seeds that reached `target`, and that mean (None: none did);
+    '; j at the first evaluation' where the untrained policy already scored `target`."""
     times = [t for t in (time_to_reach(r["curve"], target) for r in records) if t is not None]
     if not times:
         return f"not reached (0/{len(records)})", None
     mean = sum(times) / len(times)
-    return f"{mean:,.0f} s ({len(times)}/{len(records)})", mean
+    first = sum(r["curve"]["eval_return"][0] >= target for r in records)
+    at_first = f"; {first} at the first evaluation" if first else ""
+    return f"{mean:,.0f} s ({len(times)}/{len(records)}{at_first})", mean
 
 
 def body_row(body: str, ours: list[dict], brax: list[dict]) -> list[str]:
@@ -472,9 +471,8 @@ def body_row(body: str, ours: list[dict], brax: list[dict]) -> list[str]:
 
 
 COLUMNS = ("body", "ours: final return (n seeds, mean env steps)", "Brax PPO: final return",
-           "at equal env steps: ours vs Brax", "ours' wall time to Brax's final",
-           "Brax's wall time to ours' final", "Brax's wall time to its own final",
-           "ratio ours / Brax")
+           "at equal env steps: ours vs Brax", "ours' time to Brax's final",
+           "Brax's time to ours' final", "Brax's time to its own final", "ratio ours / Brax")
 
 
 def report(out: Path) -> str:
@@ -498,16 +496,14 @@ def report(out: Path) -> str:
     shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
     return "\n".join([
         HEADING, "",
-        f"`python benchmarks/accelerator_learning.py report --out {shown}` (runs: "
-        "`... run --body B --side ours|brax --seeds 0 1 2 3 4 --steps N`, the plan in its "
-        f"docstring). {', '.join(kinds)}; runs {span}, commit(s) "
-        f"{', '.join(commits)}, 1-min load {min(loads):.1f}-{max(loads):.1f}. Ours: the "
-        f"CLI's defaults, {'/'.join(map(str, per_program))} seed(s) per compiled program "
-        "(their wall time shared); Brax 0.14 PPO with its published settings for the body "
-        "(its ant's where it publishes none) on our body through `BraxModularEnv`, one seed "
-        "at a time. Returns: last evaluation, mean ± 95% CI (Student's t over seeds); wall "
-        "times from the command's start, compile included, mean over the seeds that "
-        "reached the target (k/n).", "",
+        f"`python benchmarks/accelerator_learning.py report --out {shown}` (runs: its "
+        f"docstring's plan). {', '.join(kinds)}; {span}, {', '.join(commits)}, load "
+        f"{min(loads):.1f}-{max(loads):.1f}. Ours: CLI defaults, "
+        f"{'/'.join(map(str, per_program))} seed(s) per program; Brax 0.14 PPO, its "
+        "published settings (ant's where none), on our body (`BraxModularEnv`), a seed at a "
+        "time. Last evaluation, mean ± 95% CI over seeds; wall times from the command, "
+        "compile included, mean over the seeds that got there (k/n; j at the first "
+        "evaluation: the untrained policy scored it).", "",
         markdown_table(COLUMNS, rows), ""])
 
 

@@ -160,6 +160,10 @@ def test_the_report_row_from_hand_made_records(tmp_path):
     assert row[7] == f"{sum(ours_times) / 3 / brax_time:.2f}"
     text = al.report(tmp_path)
     assert "| hopper-modular |" in text and "TPU v5 lite (13 host CPUs)" in text
+    # An untrained policy that already scores the target is told apart (an ant standing
+    # still earns its healthy reward): Brax's seed 2 starts at 260, over ours' seed 0's 250.
+    brax[2]["curve"]["eval_return"][0] = 260.0
+    assert al.reach_cell(brax, 250.0) == ("100 s (1/3; 1 at the first evaluation)", 100.0)
 
 
 def test_the_table_replaces_its_section_and_only_within_the_size_limit(tmp_path):
