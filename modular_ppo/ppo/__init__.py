@@ -17,7 +17,7 @@ trained on one body or several. Each entry point's docstring is its contract:
   (distributed.py), which first meet at the coordinator's port (rendezvous.py); several
   seeds in one compiled program: `new_seed_states`, `train_seeds`, `train_step_seeds`,
   `one_seed` (seeds.py);
-- evaluation: `make_evaluator`, `compile_evaluator`, `evaluate` (evaluate.py), and how
+- evaluation: `make_evaluator` (an `Evaluator`), `evaluate` (evaluate.py), and how
   the episodes end: `episode_ends` (episode_ends.py);
 - building blocks, for tests and variations: `gae`, `per_key_gae`, `team_advantage`,
   `collect_rollout`, `replay`, `make_batch`, `policy_advantages`, `split_environments`,
@@ -39,7 +39,7 @@ from modular_ppo.ppo.errors import (
     PPOConfigError,
 )
 from modular_ppo.ppo.episode_ends import episode_ends
-from modular_ppo.ppo.evaluate import Evaluator, compile_evaluator, evaluate, make_evaluator
+from modular_ppo.ppo.evaluate import Evaluator, evaluate, make_evaluator
 from modular_ppo.ppo.exported_step import ExportedSteps, compile_train_step
 from modular_ppo.ppo.gae import gae, per_key_gae, team_advantage
 from modular_ppo.ppo.loss import LossTerms, clipped_policy_loss, ppo_loss
@@ -96,7 +96,6 @@ __all__ = [
     "clipped_policy_loss",
     "collect_pipelined",
     "collect_rollout",
-    "compile_evaluator",
     "compile_train_step",
     "default_ppo_config",
     "with_preset",

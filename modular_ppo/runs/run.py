@@ -25,7 +25,6 @@ from modular_ppo.ppo import (
     StepAhead,
     TrainingState,
     body_key,
-    compile_evaluator,
     for_body,
     make_evaluator,
     train,
@@ -136,7 +135,7 @@ class Run:
             return stack([network_state] * seeds), jax.random.split(key, seeds)
 
         pending = Background(lambda: [
-            compile_evaluator(evaluator, *like(name)) for name, evaluator in evaluators.items()
+            evaluator.compile(*like(name)) for name, evaluator in evaluators.items()
         ], "compile evaluation") if ahead else None
 
         def evaluate(state: TrainingState, key) -> Any:

@@ -68,3 +68,24 @@ def test_seeds_in_one_pipelined_program_on_the_chip_are_each_seed_alone(env):
                        iterations_per_call=2, total_steps=80)
     with jax.default_matmul_precision("float32"):
         assert_seeds_match_alone(env, lambda seed: network(env, seed), config, 0.5)
+
+
+def test_the_c_simulators_evaluation_runs_on_the_host_and_agrees_with_the_chips(env):
+    """`make_evaluator` of the C simulator's env runs the episodes on the host's CPU
+    (`evaluation_device`: no device round trip a step) with the metrics an evaluation on
+    the chip gives (full-precision matmuls on both; episodes of 7 steps, hopper's early
+    terminations included)."""
+    from modular_ppo.ppo import EvalConfig, make_evaluator
+    from modular_ppo.ppo.evaluate import Evaluator
+
+    config, key = EvalConfig(n_envs=6), jax.random.key(2)
+    graphdef, network_state = nnx.split(network(env, seed=1))
+    with jax.default_matmul_precision("float32"):
+        evaluator = make_evaluator(env, graphdef, config)
+        on_host = evaluator(network_state, key)
+        on_chip = Evaluator(env, graphdef, config)(network_state, key)
+    if jax.default_backend() != "cpu":
+        assert evaluator.device is not None and evaluator.device.platform == "cpu"
+    assert {d.platform for d in on_host["episode/team_return"].devices()} == {"cpu"}
+    for name, value in on_chip.items():
+        assert float(on_host[name]) == pytest.approx(float(value), rel=1e-3, abs=1e-4), name

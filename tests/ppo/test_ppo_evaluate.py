@@ -4,7 +4,7 @@ import jax
 import numpy as np
 from flax import nnx
 
-from modular_ppo.ppo import EvalConfig, compile_evaluator, evaluate, make_evaluator
+from modular_ppo.ppo import EvalConfig, evaluate, make_evaluator
 
 
 def test_evaluate_matches_a_step_by_step_episode(learning_env, make_test_network, eval_config):
@@ -55,14 +55,14 @@ BACKEND_COMPILE = "/jax/core/compile/backend_compile_duration"
 
 def test_an_evaluator_compiled_ahead_in_a_thread_compiles_nothing_at_its_call(
         toy_env, make_test_network):
-    """`compile_evaluator` in another thread leaves the program where the evaluator's first
+    """`Evaluator.compile` in another thread leaves the program where the evaluator's first
     call finds it: the call compiles nothing, and gives what an evaluator never compiled
     ahead gives."""
     graphdef, network_state = nnx.split(make_test_network(seed=7))
     config = EvalConfig(n_envs=6, episode_length=3)  # a shape no other test compiles
     evaluator = make_evaluator(toy_env, graphdef, config)
-    thread = threading.Thread(target=compile_evaluator,
-                              args=(evaluator, network_state, jax.random.key(0)))
+    thread = threading.Thread(target=evaluator.compile,
+                              args=(network_state, jax.random.key(0)))
     thread.start()
     thread.join()
     compiled = []
@@ -102,3 +102,43 @@ def test_seeds_evaluated_in_one_program_are_each_seed_evaluated_alone(
         for key, value in expected.items():
             np.testing.assert_allclose(float(got[key]), value, rtol=1e-5, atol=1e-6,
                                        err_msg=f"seed {i} {key}")
+
+
+ON_ANOTHER_DEVICE = """
+import jax, numpy as np
+from flax import nnx
+from modular_ppo.body import load_body
+from modular_ppo.env import EnvConfig, make_env
+from modular_ppo.networks import NetworkConfig, make_network
+from modular_ppo.ppo import EvalConfig
+from modular_ppo.ppo.evaluate import Evaluator
+
+body = load_body("hopper-modular")
+env = make_env(body, EnvConfig(), "cpu")  # built on device 0, JAX's default
+graphdef, state = nnx.split(make_network(body, env.obs_sizes, NetworkConfig(), rngs=nnx.Rngs(0)))
+config, key = EvalConfig(n_envs=3, episode_length=30), jax.random.key(4)
+here = Evaluator(env, graphdef, config)(state, key)
+there = Evaluator(env, graphdef, config, device=jax.devices()[1])(state, key)
+assert {d.id for d in there["episode/team_return"].devices()} == {1}
+for name, value in here.items():
+    np.testing.assert_allclose(np.asarray(there[name]), np.asarray(value), rtol=1e-5, err_msg=name)
+print("ok", float(here["episode/team_return"]))
+"""
+
+
+def test_an_evaluation_placed_on_another_device_runs_there_and_agrees():
+    """An `Evaluator` with a device places its arguments there and runs the episodes there
+    (the C simulator's env, built on JAX's default device: what `evaluation_device` does on
+    an accelerator, whose env runs its evaluation on the host's CPU), with the same
+    metrics. Two host devices stand in for the chip and the host."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "JAX_PLATFORMS": "cpu",
+           "XLA_FLAGS": os.environ.get("XLA_FLAGS", "")
+           + " --xla_force_host_platform_device_count=2"}
+    done = subprocess.run([sys.executable, "-c", ON_ANOTHER_DEVICE], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1].startswith("ok ")
