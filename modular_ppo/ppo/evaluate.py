@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+
 import jax
 import jax.numpy as jnp
 from flax import nnx
@@ -13,6 +14,7 @@ from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.ppo.config import EvalConfig
 from modular_ppo.ppo.metrics import HostMetrics, Metrics, metrics_to_host
 from modular_ppo.ppo.step import check_static_arguments
+
 
 class Evaluator:
     """`make_evaluator`'s jitted `(network_state, key) -> metrics` on `device`.
