@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 from rich.console import Console
 
+from modular_ppo.ppo import body_key
 from modular_ppo.ppo.seeds import one_seed, stack, train_seeds
 from modular_ppo.runs.background import cores_to_spare
 from modular_ppo.runs.build import Run, build_run, checkpointer_for
@@ -139,9 +140,13 @@ class _SeedRuns:
             book.log.write(steps, metrics)
         if evaluate:
             self.schedule.done("eval", steps)
-        returns = ", ".join(f"{m.get('episode/team_return', float('nan')):.1f}"
+        bodies = list(self.books[0].run.bodies)
+        keys = ([body_key("episode/team_return", body) for body in bodies] if len(bodies) > 1
+                else ["episode/team_return"])
+        returns = ", ".join("/".join(f"{m.get(k, float('nan')):.1f}" for k in keys)
                             for m in seed_metrics)
-        self.console.print(f"step {steps:,}: team return per seed {returns}; "
+        what = "team return per seed" + (f" ({'/'.join(bodies)})" if len(bodies) > 1 else "")
+        self.console.print(f"step {steps:,}: {what} {returns}; "
                            f"{seed_metrics[0]['throughput/env_steps_per_s']:,.0f} env-steps/s")
         if self.stopped is not None:
             return True
