@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 from tiny_body import tiny_run_config
 
-from modular_ppo.runs import RunConfigError, read_metrics, run_training
+from modular_ppo.runs import RunConfigError, TrainRunConfig, read_metrics, run_training
 from modular_ppo.ppo.seeds import stack
 from modular_ppo.runs.errors import TrainingFailed
 from modular_ppo.runs.seed_runs import _SeedRuns, build_seed_runs, run_seed_training
@@ -101,3 +101,33 @@ def test_a_seed_with_non_finite_values_stops_the_seeds_and_keeps_its_failure(con
     assert not (good / "failure.json").exists()
     assert [row["nonfinite/any"] for row in read_metrics(good)] == [0.0]
     assert [row["nonfinite/any"] for row in read_metrics(bad)] == [1.0]
+
+
+def test_the_progress_line_gives_each_seeds_return_on_each_body(tmp_path):
+    """With several bodies the training metrics name each body's return
+    ("episode/team_return/<body>"): the line reads them, body by body, for every seed."""
+    from tiny_body import tiny_xml
+
+    from modular_ppo.networks import NetworkConfig
+    from modular_ppo.ppo import PPOConfig
+
+    paths = []
+    for name in ("left", "right"):
+        paths.append(tmp_path / f"{name}.xml")
+        paths[-1].write_text(tiny_xml(name))
+    config = TrainRunConfig(body=",".join(map(str, paths)), backend="cpu",
+                            network=NetworkConfig(arch="shared"), ppo=PPOConfig(n_envs=4, n_minibatches=2, rollout_length=4),
+                            eval_every_steps=0, video=False, runs_root=tmp_path / "runs")
+    runs = build_seed_runs(config, [0, 1])
+    console = Console(record=True, width=200)
+    seed_runs = _SeedRuns(runs, [0, 1], console)
+    seed_runs.stop = SimpleNamespace(requested=False, signum=None)
+    metrics = [{"throughput/env_steps_per_s": 10.0, "nonfinite/any": False,
+                "episode/team_return/left": 1.5 + i, "episode/team_return/right": -2.0 - i}
+               for i in range(2)]
+    try:
+        seed_runs.on_iteration(stack([run.state for run in runs]), metrics)
+    finally:
+        seed_runs.close()
+    assert "team return per seed (left/right) 1.5/-2.0, 2.5/-3.0; 10 env-steps/s" in (
+        console.export_text())
