@@ -31,6 +31,7 @@ from modular_ppo.ppo import default_ppo_config, with_preset
 from modular_ppo.runs.config import TrainRunConfig, body_names
 from modular_ppo.runs.config_json import load_run_config
 from modular_ppo.runs.errors import EnvRewardError, RunConfigError
+from modular_ppo.runs.limits import MAX_BODIES
 from modular_ppo.runs.source_settings import with_source_settings
 from modular_ppo.runs.max_sizes import with_max_sizes
 from modular_ppo.runs.resume import resume_config
@@ -73,12 +74,16 @@ def train_defaults(body: str | None, partition: str | None = None,
     """The defaults of `cli.py train --body BODY`: TrainRunConfig() with the PPO settings
     the body's file recommends (`modular_ppo:ppo_preset`; for several bodies, the preset
     they all give, e.g. a body set's), which flags still override. Bodies whose presets
-    differ, or a body that does not load (the run reports why), keep the defaults."""
+    differ, or a body that does not load, and more bodies than a run takes (the run
+    reports why, before loading any), keep the defaults."""
     if body is None:
         return TrainRunConfig()
     loaded = loaded or LoadedBodies()
     try:
-        graphs = [loaded.get(name, partition) for name in body_names(body)]
+        names = body_names(body)
+        if len(names) > MAX_BODIES:
+            return TrainRunConfig()
+        graphs = [loaded.get(name, partition) for name in names]
     except ModularPPOError:
         return TrainRunConfig()
     graph = graphs[0]

@@ -25,6 +25,24 @@ def test_a_bodys_preset_sets_the_defaults_of_its_runs():
     assert train_defaults("halfcheetah-modular,hopper-modular") == TrainRunConfig()  # differ
 
 
+def test_more_bodies_than_a_run_takes_load_none_for_their_defaults():
+    """The run refuses them (runs/validate.py) at once: reading presets first loaded 99
+    generated centipedes, 28 s before that message."""
+    from modular_ppo.runs.limits import MAX_BODIES
+    from modular_ppo.runs.resolve import LoadedBodies
+
+    class Counted(LoadedBodies):
+        loads = 0
+
+        def get(self, name, partition=None):
+            Counted.loads += 1
+            return super().get(name, partition)
+
+    assert train_defaults(f"centipede-4..{4 + 2 * MAX_BODIES}", loaded=Counted()) == (
+        TrainRunConfig())
+    assert Counted.loads == 0
+
+
 def test_several_bodies_take_the_preset_they_all_give():
     """hopper and walker2d both give gamma 0.99; so does every SMP body (the papers'
     discount), so a named set's run trains with it."""
