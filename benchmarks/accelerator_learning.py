@@ -533,7 +533,7 @@ def plot(out: Path, png: Path) -> Path:
     axes[-1][1].set_xlabel("env steps (M)")
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=80)
+    fig.savefig(png, dpi=64, pil_kwargs={"optimize": True})
     plt.close(fig)
     return png
 
