@@ -6,10 +6,10 @@ papers publish for the same set.
     python benchmarks/smp_table.py report                 # Markdown to stdout
 
 `run`: per set and seed, the papers' protocol as one command (docs/smp.md),
-`nice -n NICE taskset -c CORE cli.py train --body SET [--held-out SET:held-out] --arch
-shared --seed S --ppo.total-steps N --eval-every-steps N/K --eval.n-envs 16 --no-video
+`nice -n NICE taskset -c CORE cli.py train --body SET [--held-out SET:held-out] --seed S --ppo.total-steps N --eval-every-steps N/K --eval.n-envs 16 --no-video
 --runs-root <results>/<set> --run-name seed<S>` (K: --evaluations, 4 unless given; each
-evaluates every training and held-out body), one run per core as cores free up; a set
+evaluates every training and held-out body; the architecture and discount the sets'
+presets give, graph and 0.99, unless flags after `--` say otherwise), one run per core as cores free up; a set
 without a held-out set in `BODY_SETS` (smp-walker++: every walker file) gets no `--held-out`.
 A run whose directory already holds its final evaluation is skipped. A finished run keeps
 its summary.json (benchmarks/records.py: what the report reads, committed); its checkpoints
@@ -102,7 +102,7 @@ class Job:
         """Its `cli.py train` flags, less --runs-root and --run-name: `evaluations`
         evaluations, evenly spaced, the last at the end; then `extra` (flags after `--`)."""
         held_out = [] if self.held_out is None else ["--held-out", self.held_out]
-        return ["--body", self.set_name, *held_out, "--arch", "shared", "--seed", str(self.seed),
+        return ["--body", self.set_name, *held_out, "--seed", str(self.seed),
                 "--ppo.total-steps", str(steps),
                 "--eval-every-steps", str(max(steps // evaluations, 1)),
                 "--eval.n-envs", str(EVAL_ENVS), "--no-video", *extra]
@@ -215,11 +215,20 @@ def summary_row(set_name: str, records: list[RunRecord]) -> list[object]:
 
 def extra_flags(record: RunRecord) -> str:
     """The flags `run` was given after `--` for this run (between --no-video and
-    --runs-root in its command), "" for none or an unknown command."""
+    --runs-root in its command) less any --arch, "" for none or an unknown command."""
     words = (record.command or "").split()
     if "--no-video" not in words or "--runs-root" not in words:
         return ""
-    return " ".join(words[words.index("--no-video") + 1:words.index("--runs-root")])
+    extra = words[words.index("--no-video") + 1:words.index("--runs-root")]
+    return " ".join(w for i, w in enumerate(extra)
+                    if w != "--arch" and (i == 0 or extra[i - 1] != "--arch"))
+
+
+def arch_flag(record: RunRecord) -> str:
+    """`--arch NAME` of the architecture the run trained with (its config.json), "" where
+    the record does not say."""
+    arch = record.config.get("arch")
+    return f"--arch {arch}" if arch else ""
 
 
 def budget_note(steps: set[int]) -> str:
@@ -236,7 +245,7 @@ def budget_note(steps: set[int]) -> str:
 def report(results: Path, summary: bool = False) -> str:
     """The Markdown table of every set with a finished run in `results`: a row per body, or
     with `summary` a row per set (`summary_row`)."""
-    rows, steps, extras = [], set(), set()
+    rows, steps, extras, archs = [], set(), set(), set()
     for set_dir in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
         runs = sorted(set_dir.glob("*/seed*"))
         records = [load_record(d) for d in runs if d.is_dir() and is_finished(d)]
@@ -245,13 +254,14 @@ def report(results: Path, summary: bool = False) -> str:
                      else body_rows(set_dir.name, records))
             steps |= _steps(records)
             extras |= {extra_flags(record) for record in records}
+            archs |= {arch_flag(record) for record in records}
     budgets = "; ".join(f"{paper}: {text}" for paper, text in BUDGETS.items())
     flag = " --summary" if summary else ""
     return (f"### SMP / AMORPHEUS sets: report of {dt.date.today()} ({host_and_load(results)})"
             f"\n\n`python benchmarks/smp_table.py report --results {shown(results)}{flag}` "
             "(runs: `python benchmarks/smp_table.py run ...`, one core per run). Ours: `cli.py "
-            "train --body SET --held-out SET:held-out --arch shared"
-            + "".join(f" {extra}" for extra in sorted(extras) if extra)
+            "train --body SET --held-out SET:held-out"
+            + "".join(f" {given}" for given in sorted(archs | extras) if given)
             + "`, PPO, the final "
             f"deterministic evaluation ({EVAL_ENVS} episodes of up to 1,000 steps); "
             "\"zero-shot\": a held-out body, never trained on. The papers' budgets: "

@@ -79,10 +79,13 @@ def task_text(task: TaskSpec) -> str:
     return "\n".join(f"  {name:<26} {value}" for name, value in task.summary().items())
 
 
-def ppo_preset_text(preset: dict[str, str]) -> str:
-    """The body's `modular_ppo:ppo_preset` as one line (`bodies show`)."""
-    settings = "; ".join(f"{field}={value}" for field, value in preset.items())
-    return f"PPO preset (modular_ppo:ppo_preset): {settings or 'none, the CLI defaults'}"
+def presets_text(body: BodyGraph) -> str:
+    """The body's `modular_ppo:ppo_preset` and `modular_ppo:arch_preset`, a line each
+    (`bodies show`)."""
+    settings = "; ".join(f"{field}={value}" for field, value in body.ppo_preset.items())
+    return (f"PPO preset (modular_ppo:ppo_preset): {settings or 'none, the CLI defaults'}\n"
+            "architecture preset (modular_ppo:arch_preset): "
+            f"{body.arch_preset or 'none, the CLI default'}")
 
 
 def module_tree_text(body: BodyGraph) -> str:

@@ -16,6 +16,9 @@ has the same model name), annotated with
   src/arguments.py); a run of a set takes it (`runs.resolve.train_defaults`). Ours
   defaults to 0.97: at 10M steps on amorpheus-walkers (3 seeds a side) 0.99 earned 3.3x
   on the trained bodies and 2.0x zero-shot (BENCHMARKS.md, SMP / AMORPHEUS).
+- architecture preset "graph" (messages along the body's tree, as SMP's policy): at 10M
+  steps with gamma 0.99 it earned 2.0x the shared MLP's return on the amorpheus-walkers'
+  trained bodies and 1.6x zero-shot (3 seeds), 1.4x / 1.3x on the cheetahs (docs/smp.md).
 `BODY_SETS`: the sets their code trains on, by name ("smp-walker++", ...), and the
 held-out bodies ("amorpheus-walkers:held-out", ...).
 """
@@ -96,6 +99,7 @@ def smp_spec(name: str) -> mujoco.MjSpec | None:
     spec.modelname = name
     add_annotations(spec, {"frame_skip": (4,), "task_reference": f"SMP {path.stem}",
                            "partition": "per_actuated_body", "ppo_preset": "gamma=0.99",
+                           "arch_preset": "graph",
                            **SMP_TASKS[path.stem]})
     return spec
 

@@ -33,6 +33,8 @@ texts (`<text name="modular_ppo:KEY" data="..."/>`):
   ppo_preset             "field=value; ..." PPOConfig settings the body trains best with
                          (e.g. "gamma=0.99"): the CLI's defaults for this body, which
                          flags still override (checked by the run layer)
+  arch_preset            the network architecture (`--arch`) the body trains best with,
+                         e.g. "graph": the CLI's default for it (checked by the run layer)
   partition, partition:<name>   the module partitions (see `partition.py`)
 
 Anything left out takes the `TaskSpec` default. All healthy ranges are checked on the
@@ -125,7 +127,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _TEXTS = ("task_reference", "velocity_source", *_CHOICES)
 _PARTITION_KEYS = ("partition",)
 PPO_PRESET = "ppo_preset"
-KNOWN_KEYS = (*_NUMERICS, *_TEXTS, PPO_PRESET, *_PARTITION_KEYS, "partition:<name>")
+ARCH_PRESET = "arch_preset"
+KNOWN_KEYS = (*_NUMERICS, *_TEXTS, PPO_PRESET, ARCH_PRESET, *_PARTITION_KEYS, "partition:<name>")
 """Every key a `modular_ppo:` element may have."""
 
 
@@ -180,7 +183,7 @@ def _check_keys(numerics: dict[str, np.ndarray], texts: dict[str, str], where: s
             if not name.startswith(PREFIX):
                 continue
             key = name[len(PREFIX):]
-            if key.startswith("partition:") or key in (*_PARTITION_KEYS, PPO_PRESET):
+            if key.startswith("partition:") or key in (*_PARTITION_KEYS, PPO_PRESET, ARCH_PRESET):
                 if kind == "numeric":
                     raise BodyGraphError(
                         f'{where}: <numeric name="{name}">: {key} is a <text> element. '
@@ -266,6 +269,18 @@ def read_ppo_preset(texts: dict[str, str], where: str) -> dict[str, str]:
             )
         preset[field.strip()] = value.strip()
     return preset
+
+
+def read_arch_preset(texts: dict[str, str], where: str) -> str | None:
+    """The `modular_ppo:arch_preset` text: one architecture name, or None where the file
+    gives none (the run layer checks that the architecture exists)."""
+    text = texts.get(PREFIX + ARCH_PRESET, "").strip()
+    if len(text.split()) > 1:
+        raise BodyGraphError(
+            f'{where}: <text name="{PREFIX}{ARCH_PRESET}" data="{text}">: give one '
+            'architecture name, e.g. "graph" (`python cli.py train --help`, --arch).'
+        )
+    return text or None
 
 
 def _is_non_finite_number(text: str) -> bool:

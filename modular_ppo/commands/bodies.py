@@ -54,7 +54,7 @@ def list_bodies(console: Console | None = None) -> list[tuple]:
 def show_body(command: BodiesShowCommand, console: Console | None = None,
               env_config: EnvConfig = EnvConfig()) -> None:
     """A body's modules (bodies, joints, actuators, obs / action sizes), its module tree,
-    its task, its PPO preset, its observation layout and the parameter count of each
+    its task, its PPO and architecture presets, its observation layout and the parameter count of each
     architecture on it."""
     console = console or Console()
     png = None if command.png is None else output_file(command.png, "--png", (".png",))
@@ -71,7 +71,7 @@ def show_body(command: BodiesShowCommand, console: Console | None = None,
     console.print("module tree:\n" + describe.module_tree_text(body), highlight=False)
     console.print("task:\n" + describe.task_text(env_config.resolve_task(body.task)),
                   highlight=False)
-    console.print(describe.ppo_preset_text(body.ppo_preset), highlight=False)
+    console.print(describe.presets_text(body), highlight=False)
     console.print("observations:\n" + describe_observations(body, env_config), highlight=False)
     params = {
         arch: count_parameters(

@@ -1,6 +1,7 @@
 """The one place a training run's final config is decided.
 
-`train_defaults` gives the command line its defaults (a body file's PPO preset; the
+`train_defaults` gives the command line its defaults (a body file's PPO and architecture
+presets; the
 hardware's batch shape comes with `TrainRunConfig`'s own defaults), and
 `resolve_train_config` turns the parsed settings into the config the run trains with:
 the saved run's (`--resume`), the source run's network and observations (`--init-from`),
@@ -26,7 +27,8 @@ from modular_ppo.env.device_twin import device_twin
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
-from modular_ppo.networks.registry import architecture
+from modular_ppo.networks import NetworkConfig
+from modular_ppo.networks.registry import ARCHITECTURES, architecture
 from modular_ppo.ppo import default_ppo_config, with_preset
 from modular_ppo.runs.config import TrainRunConfig, body_names
 from modular_ppo.runs.config_json import load_run_config
@@ -72,10 +74,11 @@ class ResolvedRun:
 def train_defaults(body: str | None, partition: str | None = None,
                    loaded: LoadedBodies | None = None) -> TrainRunConfig:
     """The defaults of `cli.py train --body BODY`: TrainRunConfig() with the PPO settings
-    the body's file recommends (`modular_ppo:ppo_preset`; for several bodies, the preset
-    they all give, e.g. a body set's), which flags still override. Bodies whose presets
-    differ, or a body that does not load, and more bodies than a run takes (the run
-    reports why, before loading any), keep the defaults."""
+    and the architecture the body's file recommends (`modular_ppo:ppo_preset`,
+    `modular_ppo:arch_preset`; for several bodies, each preset they all give, e.g. a body
+    set's), which flags still override. A preset the bodies differ on, a body that does not
+    load, and more bodies than a run takes (the run reports why, before loading any) keep
+    the defaults."""
     if body is None:
         return TrainRunConfig()
     loaded = loaded or LoadedBodies()
@@ -87,11 +90,17 @@ def train_defaults(body: str | None, partition: str | None = None,
     except ModularPPOError:
         return TrainRunConfig()
     graph = graphs[0]
-    if not graph.ppo_preset or any(g.ppo_preset != graph.ppo_preset for g in graphs):
-        return TrainRunConfig()
-    ppo = with_preset(default_ppo_config(), graph.ppo_preset, graph.source)
-    try:  # --body comes from the command line (several bodies also need their --arch)
-        return TrainRunConfig(ppo=ppo)
+    same = all(g.ppo_preset == graph.ppo_preset for g in graphs)
+    ppo = with_preset(default_ppo_config(), graph.ppo_preset if same else {}, graph.source)
+    arch = graph.arch_preset if all(g.arch_preset == graph.arch_preset for g in graphs) else None
+    if arch is not None and arch not in ARCHITECTURES:
+        raise RunConfigError(
+            f'{graph.source}: <text name="modular_ppo:arch_preset" data="{arch}">: no such '
+            f"architecture. Give one of {', '.join(ARCHITECTURES)}, or remove it."
+        )
+    network = NetworkConfig() if arch is None else NetworkConfig(arch=arch)
+    try:  # --body comes from the command line
+        return TrainRunConfig(ppo=ppo, network=network)
     except RunConfigError as error:  # a preset value beyond its stated range (runs/limits.py)
         raise RunConfigError(
             f'{graph.source}: <text name="modular_ppo:ppo_preset">: {error} Fix its value.'

@@ -11,7 +11,7 @@ from modular_ppo.body.describe import (
     draw_body_graph,
     module_table,
     module_tree_text,
-    ppo_preset_text,
+    presets_text,
 )
 
 
@@ -49,11 +49,13 @@ def test_draw_body_graph_writes_a_png(tmp_path):
     assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
 
 
-def test_the_ppo_preset_line_names_every_setting_or_says_there_is_none():
-    assert ppo_preset_text(load_body("halfcheetah-modular").ppo_preset) == (
-        "PPO preset (modular_ppo:ppo_preset): gamma=0.99; n_epochs=10; n_minibatches=16"
+def test_the_presets_lines_name_every_setting_or_say_there_is_none():
+    assert presets_text(load_body("halfcheetah-modular")) == (
+        "PPO preset (modular_ppo:ppo_preset): gamma=0.99; n_epochs=10; n_minibatches=16\n"
+        "architecture preset (modular_ppo:arch_preset): none, the CLI default"
     )
-    assert ppo_preset_text(load_body("ant-modular").ppo_preset).endswith("none, the CLI defaults")
+    assert presets_text(load_body("ant-modular")).splitlines()[0].endswith("none, the CLI defaults")
+    assert presets_text(load_body("smp-walker_3_main")).endswith("arch_preset): graph")
 
 
 def test_body_sets_table_counts_each_sets_bodies_by_kind():

@@ -13,7 +13,7 @@ from modular_ppo.body.smp import BODY_SETS
 def test_a_set_with_held_out_bodies_evaluates_them_zero_shot():
     flags = smp_table.Job("amorpheus-walkers", 2).flags(2_000_000)
     assert flags == ["--body", "amorpheus-walkers", "--held-out", "amorpheus-walkers:held-out",
-                     "--arch", "shared", "--seed", "2", "--ppo.total-steps", "2000000",
+                     "--seed", "2", "--ppo.total-steps", "2000000",
                      "--eval-every-steps", "500000", "--eval.n-envs", "16", "--no-video"]
     assert "--held-out" not in smp_table.Job("smp-walker++", 0).flags(1000)
     assert smp_table.Job("amorpheus-cheetahs", 0).flags(1000, evaluations=1)[-4] == "1000"
@@ -22,12 +22,13 @@ def test_a_set_with_held_out_bodies_evaluates_them_zero_shot():
 
 
 def _summarized_run(run_dir: Path, total_steps: int, final: dict,
-                    command: str | None = None) -> None:
+                    command: str | None = None, arch: str = "graph") -> None:
     """A finished run's raw files, turned into its summary.json; the raw files then go, as
     they stay out of git."""
     run_dir.mkdir(parents=True)
     (run_dir / "config.json").write_text(json.dumps({"config": {"ppo": {"total_steps":
-                                                                         total_steps}}}))
+                                                                         total_steps}},
+                                                     "arch": arch}))
     row = {"step": total_steps, "time/elapsed_s": 10.0, **final}
     (run_dir / "metrics.jsonl").write_text(json.dumps(row) + "\n")
     (run_dir / "eval.json").write_text(json.dumps(row))
@@ -64,6 +65,7 @@ def test_the_report_gives_a_row_per_trained_and_held_out_body(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("| amorpheus")]
     assert [row.split(" | ")[2] for row in rows] == ["trained"] * 4 + ["zero-shot"] * 2
     assert "amorpheus-cheetahs" not in text  # no finished run
+    assert "--held-out SET:held-out --arch graph`" in text  # the sets' preset, from config
     assert "20e6" in text and "10e6" in text and "not yet on equal terms" in text
 
 
@@ -74,10 +76,12 @@ def test_the_summary_gives_a_row_per_set_and_the_budgets_against_the_papers(tmp_
     folder = tmp_path / "amorpheus-walkers" / "+".join(trained)
     returns = {body: -200.0 + 400 * i for i, body in enumerate(trained + held_out)}
     command = ("cli.py train " + " ".join(smp_table.Job("amorpheus-walkers", 0).flags(
-        10_000_000, 4, ("--ppo.gamma", "0.99"))) + " --runs-root R --run-name seed0")
-    _summarized_run(folder / "seed0", 10_000_000, _final(returns), command)
+        10_000_000, 4, ("--arch", "shared", "--ppo.gamma", "0.99")))
+        + " --runs-root R --run-name seed0")
+    _summarized_run(folder / "seed0", 10_000_000, _final(returns), command, "shared")
     _summarized_run(folder / "seed1", 10_000_000,
-                    _final({body: value + 100 for body, value in returns.items()}), command)
+                    _final({body: value + 100 for body, value in returns.items()}), command,
+                    "shared")
     text = smp_table.report(tmp_path, summary=True)
     assert "--arch shared --ppo.gamma 0.99`" in text
     # trained: -150, 250, 650, 1,050 (seed means); held out: 1,450, 1,850

@@ -1,15 +1,17 @@
-"""`cli.py train --body B`: the body's `modular_ppo:ppo_preset` becomes the defaults,
-which flags still override."""
+"""`cli.py train --body B`: the body's `modular_ppo:ppo_preset` and `modular_ppo:arch_preset`
+become the defaults, which flags still override."""
 
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import tyro
 
-from modular_ppo.body import load_body
+from modular_ppo.body import BodyGraphError, load_body
 from modular_ppo.ppo import PPOConfig, PPOConfigError, default_ppo_config, with_preset
 from modular_ppo.runs.config import TrainRunConfig
+from modular_ppo.runs.errors import RunConfigError
 from modular_ppo.runs.resolve import train_defaults
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +53,43 @@ def test_several_bodies_take_the_preset_they_all_give():
     assert config.ppo == with_preset(default_ppo_config(), {"gamma": "0.99"}, "smp")
     assert train_defaults("amorpheus-walkers,ant-modular") == TrainRunConfig()
     assert train_defaults("no-such-body") == TrainRunConfig()  # the run reports it
+
+
+def test_a_sets_architecture_preset_is_its_default_arch_which_the_flag_overrides():
+    """Every SMP body gives graph (2.0x the shared MLP on amorpheus-walkers, docs/smp.md),
+    so `train --body amorpheus-walkers` needs no --arch; bodies that differ keep the
+    default."""
+    assert train_defaults("amorpheus-walkers").arch == "graph"
+    assert train_defaults("smp-walker_3_main").arch == "graph"
+    assert train_defaults("amorpheus-walkers,ant-modular").arch == TrainRunConfig().arch
+    assert train_defaults("ant-modular").arch == TrainRunConfig().arch
+    given = tyro.cli(TrainRunConfig, default=train_defaults("amorpheus-walkers"),
+                     args=["--body", "amorpheus-walkers", "--arch", "shared"])
+    assert (given.arch, given.ppo.gamma) == ("shared", 0.99)
+    kept = tyro.cli(TrainRunConfig, default=train_defaults("amorpheus-walkers"),
+                    args=["--body", "amorpheus-walkers"])
+    assert kept.arch == "graph" and kept.multi_body
+
+
+def _hopper_with_arch_preset(tmp_path: Path, data: str) -> Path:
+    xml = tmp_path / "hopper.xml"
+    xml.write_text(load_body("hopper-modular").xml.replace(
+        '<text name="modular_ppo:ppo_preset" data="gamma=0.99"/>',
+        '<text name="modular_ppo:ppo_preset" data="gamma=0.99"/>'
+        f'<text name="modular_ppo:arch_preset" data="{data}"/>'))
+    return xml
+
+
+def test_a_bad_architecture_preset_names_the_file_and_the_fix(tmp_path):
+    with pytest.raises(RunConfigError, match=(
+            r'hopper.xml: <text name="modular_ppo:arch_preset" data="grpah">: no such '
+            r"architecture. Give one of separate, .*graph.*, or remove it.")):
+        train_defaults(str(_hopper_with_arch_preset(tmp_path, "grpah")))
+    with pytest.raises(BodyGraphError, match=(
+            r'hopper.xml: <text name="modular_ppo:arch_preset" data="graph shared">: give '
+            r'one architecture name, e.g. "graph"')):
+        load_body(str(_hopper_with_arch_preset(tmp_path, "graph shared")))
+    assert load_body(str(_hopper_with_arch_preset(tmp_path, "graph"))).arch_preset == "graph"
 
 
 def test_preset_values_take_each_fields_type():
