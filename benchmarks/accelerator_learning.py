@@ -44,19 +44,18 @@ its heading in BENCHMARKS.md only where the file stays within 25,000 bytes
 
 Plan of device calls (one TPU v5e chip, 13 host cores; each < 9.5 min: --budget-s 560, the
 call's limit 600 s). `--out $OUT` itself: the device tool returns files at most two folders
-under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there (2026-12-07, c513cbb):
-ours' 5 seeds in one program (pipelined, 214k env-steps/s in all) reached 6.03M steps a
-seed in the 560 s, first progress at 168 s, each evaluation of the 5 seeds ~35 s (seed by
-seed then, one host call a step; one program since ef2933d, not yet timed on the chip);
-Brax's seed 0 reached 10.3M steps in 378 s (step 0 evaluated at 96 s, ~86k env-steps/s).
+under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there (2026-12-07, f0f9625):
+ours' 5 seeds in one program (pipelined, 214k env-steps/s in all) reached 10.03M steps a
+seed in 483 s, first progress at 108 s, an evaluation of the 5 seeds ~14 s (one program,
+on the host's CPU device); Brax's seed 0 (c513cbb) reached 10.3M steps in 378 s (step 0
+evaluated at 96 s, ~86k env-steps/s), so a call holds one Brax seed.
 
     R=benchmarks/results/accelerator_learning
     S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out $OUT"
     # every call: cp -r $R/. $OUT/ 2>/dev/null; $S --body B ...; then copy
     # $OUT/*/*/seed*.json back into $R here and commit them.
     call 1: $S --body B --side ours --seeds 0 1 2 3 4
-    call 2: $S --body B --side brax --seeds 0 1 2      (the first seed ~380 s)
-    call 3: $S --body B --side brax --seeds 3 4
+    calls 2-6: $S --body B --side brax --seeds K      (K = 0..4, ~380 s each)
     then here: python benchmarks/accelerator_learning.py report --out $R --png \
         $R/curves.png --write
 
