@@ -6,10 +6,11 @@ papers publish for the same set.
     python benchmarks/smp_table.py report                 # Markdown to stdout
 
 `run`: per set and seed, the papers' protocol as one command (docs/smp.md),
-`nice -n NICE taskset -c CORE cli.py train --body SET [--held-out SET:held-out] --seed S --ppo.total-steps N --eval-every-steps N/K --eval.n-envs 16 --no-video
---runs-root <results>/<set> --run-name seed<S>` (K: --evaluations, 4 unless given; each
-evaluates every training and held-out body; the architecture and discount the sets'
-presets give, graph and 0.99, unless flags after `--` say otherwise), one run per core as cores free up; a set
+`nice -n NICE taskset -c CORE cli.py train --body SET [--held-out SET:held-out] --seed S
+--ppo.total-steps N --eval-every-steps N/K --eval.n-envs 16 --no-video --runs-root
+<results>/<set> --run-name seed<S>` (K: --evaluations, 4 unless given; each evaluates every
+training and held-out body; the architecture and discount the sets' presets give, graph
+and 0.99, unless flags after `--` say otherwise), one run per core as cores free up; a set
 without a held-out set in `BODY_SETS` (smp-walker++: every walker file) gets no `--held-out`.
 A run whose directory already holds its final evaluation is skipped. A finished run keeps
 its summary.json (benchmarks/records.py: what the report reads, committed); its checkpoints
