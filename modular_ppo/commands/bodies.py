@@ -54,8 +54,8 @@ def list_bodies(console: Console | None = None) -> list[tuple]:
 def show_body(command: BodiesShowCommand, console: Console | None = None,
               env_config: EnvConfig = EnvConfig()) -> None:
     """A body's modules (bodies, joints, actuators, obs / action sizes), its module tree,
-    its task, its PPO and architecture presets, its observation layout and the parameter count of each
-    architecture on it."""
+    its task, its PPO and architecture presets, its observation layout and the parameter
+    count of each architecture on it."""
     console = console or Console()
     png = None if command.png is None else output_file(command.png, "--png", (".png",))
     body = load_body(command.body, command.partition)

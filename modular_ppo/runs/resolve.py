@@ -1,8 +1,7 @@
 """The one place a training run's final config is decided.
 
 `train_defaults` gives the command line its defaults (a body file's PPO and architecture
-presets; the
-hardware's batch shape comes with `TrainRunConfig`'s own defaults), and
+presets; the hardware's batch shape comes with `TrainRunConfig`'s own defaults), and
 `resolve_train_config` turns the parsed settings into the config the run trains with:
 the saved run's (`--resume`), the source run's network and observations (`--init-from`),
 a run of several processes on MJX with data parallelism (`--distributed.*`), the backend
@@ -27,8 +26,8 @@ from modular_ppo.env.device_twin import device_twin
 from modular_ppo.env.errors import EnvError
 from modular_ppo.env.types import ModularEnvProtocol
 from modular_ppo.errors import ModularPPOError
-from modular_ppo.networks import NetworkConfig
-from modular_ppo.networks.registry import ARCHITECTURES, architecture
+from modular_ppo.networks import NetworkConfig, NetworkConfigError
+from modular_ppo.networks.registry import architecture
 from modular_ppo.ppo import default_ppo_config, with_preset
 from modular_ppo.runs.config import TrainRunConfig, body_names
 from modular_ppo.runs.config_json import load_run_config
@@ -93,12 +92,13 @@ def train_defaults(body: str | None, partition: str | None = None,
     same = all(g.ppo_preset == graph.ppo_preset for g in graphs)
     ppo = with_preset(default_ppo_config(), graph.ppo_preset if same else {}, graph.source)
     arch = graph.arch_preset if all(g.arch_preset == graph.arch_preset for g in graphs) else None
-    if arch is not None and arch not in ARCHITECTURES:
+    try:
+        network = NetworkConfig() if arch is None else NetworkConfig(arch=arch)
+    except NetworkConfigError as error:  # no such architecture
         raise RunConfigError(
-            f'{graph.source}: <text name="modular_ppo:arch_preset" data="{arch}">: no such '
-            f"architecture. Give one of {', '.join(ARCHITECTURES)}, or remove it."
-        )
-    network = NetworkConfig() if arch is None else NetworkConfig(arch=arch)
+            f'{graph.source}: <text name="modular_ppo:arch_preset" data="{arch}">: {error} '
+            "Fix its value, or remove it."
+        ) from None
     try:  # --body comes from the command line
         return TrainRunConfig(ppo=ppo, network=network)
     except RunConfigError as error:  # a preset value beyond its stated range (runs/limits.py)

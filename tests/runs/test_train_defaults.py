@@ -82,8 +82,9 @@ def _hopper_with_arch_preset(tmp_path: Path, data: str) -> Path:
 
 def test_a_bad_architecture_preset_names_the_file_and_the_fix(tmp_path):
     with pytest.raises(RunConfigError, match=(
-            r'hopper.xml: <text name="modular_ppo:arch_preset" data="grpah">: no such '
-            r"architecture. Give one of separate, .*graph.*, or remove it.")):
+            r'hopper.xml: <text name="modular_ppo:arch_preset" data="grpah">: '
+            r"NetworkConfig.arch is 'grpah'; choose one of separate, .*graph.*\. Fix its "
+            r"value, or remove it.")):
         train_defaults(str(_hopper_with_arch_preset(tmp_path, "grpah")))
     with pytest.raises(BodyGraphError, match=(
             r'hopper.xml: <text name="modular_ppo:arch_preset" data="graph shared">: give '
