@@ -13,7 +13,7 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
   ant_4x2 rows of 2026-12-01: of the last iteration's episodes).
 - IPPO: `benchmarks/ippo.py` (JaxMARL's ippo_ff_mabrax.yaml settings) on `mabrax_env(task)`
   (MABrax's agents, observations and shared team reward, this project's body and task;
-  `--backend`: MJX, or the C simulator where the task allows it); the return at a mark is
+  `--backend`: MJX, or the C simulator); the return at a mark is
   the mean team return of the episodes that ended in the last five updates at or before
   it. MAPPO: the same with the centralized critic of benchmarks/ippo.py. The ant_4x2 rows of
   2026-12-01 trained IPPO / MAPPO on `JaxMARLEnv("ant_4x2")` (each agent its modules'
@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                         help="run these; rows in --out for the same steps and seed are kept")
     parser.add_argument("--backend", choices=["mjx", "cpu"], default="mjx",
-                        help="the simulator of IPPO's and MAPPO's env (humanoid_9|8: mjx only)")
+                        help="the simulator of IPPO's and MAPPO's env")
     parser.add_argument("--ippo-envs", type=int, default=IPPO_FF_MABRAX["NUM_ENVS"])
     parser.add_argument("--ippo-rollout", type=int, default=IPPO_FF_MABRAX["NUM_STEPS"])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/mabrax",

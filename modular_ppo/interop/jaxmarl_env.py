@@ -70,8 +70,7 @@ class JaxMARLEnv(MultiAgentEnv):
         BodyGraph, or one of MABrax's task names (`MABRAX_TASKS`: "ant_4x2", ...).
     partition: a partition of the body (e.g. "2x4" for the ant); not with a MABrax name.
     config: the env's settings (observations, episode length, task overrides).
-    backend: "mjx" (default), or "cpu" (MuJoCo's C simulator through a callback; the
-        MABrax humanoid's observation needs MJX's body frames).
+    backend: "mjx" (default), or "cpu" (MuJoCo's C simulator through a callback).
     shared_reward: every agent gets the team reward (MABrax's reward), not its module's
         reward and share.
     """
@@ -90,11 +89,6 @@ class JaxMARLEnv(MultiAgentEnv):
                 raise InteropError(
                     f"MABrax task '{task}' has its own partition "
                     f"({MABRAX_TASKS[task][1]}); drop partition={partition!r}."
-                )
-            if task.startswith("humanoid") and backend != "mjx":
-                raise InteropError(
-                    f"MABrax '{task}' observes the bodies' inertial frames, which only the "
-                    "MJX backend's states carry: use backend='mjx'."
                 )
             body = load_body(*MABRAX_TASKS[task])
         self.body = resolve_body(body, partition)

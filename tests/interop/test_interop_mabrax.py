@@ -5,17 +5,20 @@ a MABrax name rolls out under jax.jit(jax.vmap(...))."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
 from mujoco import mjx
 
 from modular_ppo.body import load_body
+from modular_ppo.env.cpu_simulator import DERIVED_FIELDS, STATE_FIELDS, CpuData
 from modular_ppo.interop.mabrax import (
     MABRAX_TASKS,
     agent_names,
     brax_observation,
     index_maps,
+    inertial_frames,
     mabrax_observer,
 )
 
@@ -142,6 +145,24 @@ def test_humanoid_observation_has_brax_layout_and_clamps_past_its_end():
     for agent, indices in obs_map.items():
         np.testing.assert_array_equal(obs[agent], full[np.minimum(indices, full.size - 1)])
     assert obs_map["agent_0"].max() >= full.size  # MABrax's map runs past Brax's layout
+
+
+def test_inertial_frames_are_mujocos():
+    model, data, _ = _state("humanoid_9|8", seed=2)
+    xipos, ximat = inertial_frames(model)(data.xpos, data.xmat)
+    np.testing.assert_allclose(xipos, data.xipos, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ximat, data.ximat.reshape(-1, 3, 3), rtol=1e-5, atol=1e-5)
+
+
+def test_humanoid_observation_on_the_c_simulators_state_is_mjxs():
+    """The C simulator's states carry body frames, not inertial frames: the observation
+    derives the latter from the former and gives what it gives on MJX's data."""
+    body = load_body("humanoid-modular", "9|8")
+    _, data, mjx_data = _state("humanoid_9|8", seed=3)
+    cpu_data = CpuData(**{name: jnp.asarray(getattr(data, name), jnp.float32)
+                          for name in STATE_FIELDS + DERIVED_FIELDS})
+    observe = brax_observation("humanoid_9|8", body)
+    np.testing.assert_allclose(observe(cpu_data), observe(mjx_data), rtol=1e-4, atol=1e-4)
 
 
 def _mujoco_whole_inertia_trace(model: mujoco.MjModel, data: mujoco.MjData) -> float:

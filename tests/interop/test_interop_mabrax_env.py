@@ -58,14 +58,13 @@ def test_unknown_task_names_the_five():
         mabrax_env("ant_2x4")
 
 
-ROLLED_OUT = [("halfcheetah_6x1", "cpu"), ("hopper_3x1", "cpu"), ("humanoid_9|8", "mjx")]
+ROLLED_OUT = [("halfcheetah_6x1", "cpu"), ("hopper_3x1", "cpu"), ("humanoid_9|8", "cpu")]
 """One task per form of Brax's observation (`brax_observation`): qpos[1:] and qvel; the
 torso's height and clipped qvel (walker2d's too); qpos[2:], qvel and the inertial blocks
-(the ant's without them). The rewards and dones are the same code for every task and
-either simulator, so humanoid's rolls out on MJX (the only one it has: its observation
-reads the inertial frames, which only MJX's states carry) and the others' on the C
-simulator; each task's observation map is checked on MJX's data in
-test_interop_mabrax.py."""
+(the ant's without them), whose frames the C simulator's states give through their body
+frames. The rewards and dones are the same code for every task and either simulator
+(MJX's rollout: test_interop_mabrax.py, which checks each task's observation map on
+MJX's data, the humanoid's on the C simulator's state too)."""
 
 
 @pytest.mark.parametrize(("task", "backend"), ROLLED_OUT)
