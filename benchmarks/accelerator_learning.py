@@ -48,7 +48,9 @@ under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there (2026-12-0
 ours' 5 seeds in one program (pipelined, 214k env-steps/s in all) reached 10.03M steps a
 seed in 483 s, first progress at 108 s, an evaluation of the 5 seeds ~14 s (one program,
 on the host's CPU device); Brax's seed 0 (c513cbb) reached 10.3M steps in 378 s (step 0
-evaluated at 96 s, ~86k env-steps/s), so a call holds one Brax seed.
+evaluated at 96 s, ~86k env-steps/s), so a call holds one Brax seed. Halfcheetah (19:16-19:37
+UTC, 5211afe): ours' 5 seeds to 10.03M in 485 s of the call (first progress 106 s); each
+Brax seed to 10.49M in 342-360 s (step 0 evaluated at 93-96 s).
 
     R=benchmarks/results/accelerator_learning
     S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out $OUT"
