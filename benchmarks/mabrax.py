@@ -17,7 +17,10 @@ MAPPO, the same number of env steps on the same machine (issue 46, point 2).
   the mean team return of the episodes that ended in the last five updates at or before
   it. MAPPO: the same with the centralized critic of benchmarks/ippo.py. The ant_4x2 rows of
   2026-12-01 trained IPPO / MAPPO on `JaxMARLEnv("ant_4x2")` (each agent its modules'
-  reward, not the team's; the row's "env" says so).
+  reward, not the team's; the row's "env" says so). IPPO on MABrax itself (`--methods
+  ippo-mabrax`): the same on `jaxmarl.make(task)`, JaxMARL's env on Brax's own MJCF,
+  physics pipeline and task (Brax's rewards: its returns compare with the others' only
+  roughly), beside ours' speed.
 
 Each method runs alone, from seed `--seed`, one after the other. Its row (returns at the
 marks, wall time, CPU, date, 1-min load at its end, the IPPO / MAPPO settings) is written
@@ -96,6 +99,7 @@ METHODS = {
     "ours": "ours (PPO, per-module GAE, team advantage)",
     "ippo": "IPPO through JaxMARLEnv",
     "mappo": "MAPPO through JaxMARLEnv",
+    "ippo-mabrax": "IPPO on MABrax itself",
 }
 
 
@@ -148,10 +152,15 @@ def row(method: str, args: argparse.Namespace, ippo_settings: dict) -> dict:
     else:
         config = {**ippo_settings, "TOTAL_TIMESTEPS": args.steps,
                   "CENTRALIZED_CRITIC": method == "mappo"}
-        env = mabrax_env(args.task, backend=args.backend)
+        if method == "ippo-mabrax":
+            import jaxmarl  # MABrax needs Brax: the [interop] extra
+
+            env, name = jaxmarl.make(args.task), f"jaxmarl.make({args.task!r})"
+        else:
+            env = mabrax_env(args.task, backend=args.backend)
+            name = f"mabrax_env({args.task!r}, backend={args.backend!r})"
         result = ippo(env, args.steps, args.marks, args.seed, config)
-        settings = {"config": config,
-                    "env": f"mabrax_env({args.task!r}, backend={args.backend!r})"}
+        settings = {"config": config, "env": name}
     return {**settings, "returns": {str(m): v for m, v in result["returns"].items()},
             "wall_s": result["wall_s"], "cpu": cpu_model(),
             "device": jax.devices()[0].device_kind, "date": str(dt.date.today()),
