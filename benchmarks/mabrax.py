@@ -37,6 +37,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -168,9 +169,11 @@ def row(method: str, args: argparse.Namespace, ippo_settings: dict) -> dict:
 
 
 def machine(row: dict) -> str:
-    """The CPU a row ran on, and the accelerator where it had one."""
+    """The CPU a row ran on ("Intel(R) Xeon(R) Processor" as "Intel Xeon"), and the
+    accelerator where it had one."""
+    cpu = " ".join(re.sub(r"\((R|TM)\)|\bProcessor\b|\bCPU\b", "", row["cpu"]).split())
     device = row.get("device", "cpu")
-    return row["cpu"] if device == "cpu" else f"{device}, host {row['cpu']}"
+    return cpu if device == "cpu" else f"{device}, host {cpu}"
 
 
 def summary(records: list[dict]) -> str:
@@ -184,7 +187,10 @@ def summary(records: list[dict]) -> str:
                  " / ".join(f"{results[method]['returns'][str(m)]:,.0f}" for m in record["marks"])
                  + f" ({results[method]['wall_s'] / 60:.0f} min)" for method in methods]
         loads = [r["load_1min"] for r in results.values()]
-        machines = sorted({f"{machine(r)}, {r['date']}" for r in results.values()})
+        dates: dict[str, set[str]] = {}
+        for r in results.values():
+            dates.setdefault(machine(r), set()).add(r["date"])
+        machines = [f"{m}, {', '.join(sorted(d))}" for m, d in sorted(dates.items())]
         marks = " / ".join(f"{m / 1e6:g}M" for m in record["marks"])
         rows.append([f"{record['task'].removeprefix('MABrax ')} ({marks})", *cells,
                      f"{'; '.join(machines)}, {min(loads):.1f}-{max(loads):.1f}"])

@@ -129,3 +129,15 @@ def test_the_mabrax_table_keeps_one_column_per_method_for_humanoid_9_8():
     # the task's own "|" is escaped: as many cell separators as the header's
     assert len(re.findall(r"(?<!\\)\|", row)) == header.count("|")
     assert row.startswith(r"| humanoid_9\|8 (5M / 10M) | 652 / 4,775 (3 min) | - | - |")
+
+
+def test_the_mabrax_table_names_each_cpu_once_with_its_dates():
+    def run(date: str) -> dict:
+        return {"returns": {"5000000": 1.0, "10000000": 2.0}, "wall_s": 60.0,
+                "cpu": "Intel(R) Xeon(R) Processor", "date": date, "load_1min": 1.0}
+
+    record = {"task": "MABrax hopper_3x1", "marks": [5_000_000, 10_000_000], "results": {
+        "ours (PPO, per-module GAE, team advantage)": run("2026-12-06"),
+        "IPPO on MABrax itself": run("2026-12-07")}}
+    row = mabrax.summary([record]).splitlines()[-1]
+    assert row.endswith("| 1 / 2 (1 min) | Intel Xeon, 2026-12-06, 2026-12-07, 1.0-1.0 |")
