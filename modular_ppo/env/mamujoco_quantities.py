@@ -1,6 +1,8 @@
-"""MuJoCo's cinert and qfrc_actuator, computed from fields every simulator state carries.
+"""MuJoCo's xipos / ximat, cinert and qfrc_actuator, computed from fields every simulator
+state carries.
 
-MaMuJoCo's Humanoid observes `cinert` and `qfrc_actuator`. The MJX and C-simulator states of
+MaMuJoCo's Humanoid observes `cinert` and `qfrc_actuator` (MABrax's its bodies' inertial
+frames). The MJX and C-simulator states of
 a ModularEnv carry xpos, xmat, subtree_com and ctrl (see `Simulator`), not these, so they
 are computed here the way MuJoCo does (mj_comPos; mj_fwdActuation for plain motors), at
 the state's own instant.
@@ -21,10 +23,10 @@ _INERTIA_ROWS, _INERTIA_COLUMNS = np.array([0, 1, 2, 0, 0, 1]), np.array([0, 1, 
 """cinert's order of the inertia matrix's entries: xx, yy, zz, xy, xz, yz."""
 
 
-class ComInertia:
-    """MuJoCo's `cinert` of every body: its inertia about the center of mass of its
-    kinematic tree, in the world frame, as [Ixx, Iyy, Izz, Ixy, Ixz, Iyz, m*d, m] with d
-    the offset of the body's center of mass from that point."""
+class InertialFrames:
+    """MuJoCo's `xipos` and `ximat` of every body: its inertial frame (center of mass and
+    principal axes) in the world, from its body frame and the model's constant offset of
+    the one in the other (`body_ipos`, `body_iquat`), as mj_kinematics computes them."""
 
     def __init__(self, model: mujoco.MjModel):
         self._ipos = np.asarray(model.body_ipos, np.float32)
@@ -32,6 +34,20 @@ class ComInertia:
         for b in range(model.nbody):
             mujoco.mju_quat2Mat(rotations[b], model.body_iquat[b])
         self._irot = rotations.reshape(model.nbody, 3, 3).astype(np.float32)
+
+    def __call__(
+        self, xpos: Float[Array, "nbody 3"], xmat: Float[Array, "nbody 3 3"],
+    ) -> tuple[Float[Array, "nbody 3"], Float[Array, "nbody 3 3"]]:
+        return xpos + jnp.einsum("bij,bj->bi", xmat, self._ipos), xmat @ self._irot
+
+
+class ComInertia:
+    """MuJoCo's `cinert` of every body: its inertia about the center of mass of its
+    kinematic tree, in the world frame, as [Ixx, Iyy, Izz, Ixy, Ixz, Iyz, m*d, m] with d
+    the offset of the body's center of mass from that point."""
+
+    def __init__(self, model: mujoco.MjModel):
+        self._frames = InertialFrames(model)
         self._inertia = np.asarray(model.body_inertia, np.float32)
         self._mass = np.asarray(model.body_mass, np.float32)
         self._tree_root = np.asarray(model.body_rootid, np.int32)
@@ -40,8 +56,7 @@ class ComInertia:
         self, xpos: Float[Array, "nbody 3"], xmat: Float[Array, "nbody 3 3"],
         subtree_com: Float[Array, "nbody 3"],
     ) -> Float[Array, "nbody 10"]:
-        rotation = xmat @ self._irot
-        com = xpos + jnp.einsum("bij,bj->bi", xmat, self._ipos)
+        com, rotation = self._frames(xpos, xmat)
         d = com - subtree_com[self._tree_root]
         m = self._mass
         rotated = jnp.einsum("bij,bj,bkj->bik", rotation, self._inertia, rotation)

@@ -72,6 +72,7 @@ from jaxtyping import Array, Float
 from mujoco import mjx
 
 from modular_ppo.body import BodyGraph
+from modular_ppo.env.mamujoco_quantities import InertialFrames
 from modular_ppo.interop.errors import InteropError
 
 MABRAX_TASKS: dict[str, tuple[str, str]] = {
@@ -158,12 +159,12 @@ def _humanoid_inertial(body: BodyGraph) -> Callable[[mjx.Data], list[Float[Array
     """Brax humanoid's com_inertia, com_velocity and qfrc_actuator blocks (see
     `brax_observation`), from MuJoCo's body frames, com-based velocities and ctrl.
 
-    The bodies' inertial frames come from their body frames (`inertial_frames`), so the C
+    The bodies' inertial frames come from their body frames (`InertialFrames`), so the C
     simulator's states (`CpuData`, which carry the body frames only) serve as MJX's do."""
     model = body.model
     mass = jnp.asarray(model.body_mass[1:], jnp.float32)
     principal = jnp.asarray(model.body_inertia[1:], jnp.float32)
-    frames = inertial_frames(model)
+    frames = InertialFrames(model)
     tree_root = np.asarray(model.body_rootid[1:])
     motors = model.actuator_trntype == mujoco.mjtTrn.mjTRN_JOINT
     if not motors.all():
@@ -188,26 +189,6 @@ def _humanoid_inertial(body: BodyGraph) -> Callable[[mjx.Data], list[Float[Array
         return [com_inertia.ravel(), com_velocity.ravel(), qfrc]
 
     return blocks
-
-
-def inertial_frames(model: mujoco.MjModel) -> Callable[
-    [Float[Array, "nbody 3"], Float[Array, "nbody 3 3"]],
-    tuple[Float[Array, "nbody 3"], Float[Array, "nbody 3 3"]],
-]:
-    """(xpos, xmat) -> (xipos, ximat): every body's inertial frame in the world from its
-    body frame and the model's constant offset of the one in the other (`body_ipos`,
-    `body_iquat`), as MuJoCo's kinematics computes them."""
-    ipos = jnp.asarray(model.body_ipos, jnp.float32)
-    irot = np.empty((model.nbody, 9))
-    for row, quat in zip(irot, model.body_iquat):
-        mujoco.mju_quat2Mat(row, quat)
-    irot = jnp.asarray(irot.reshape(-1, 3, 3), jnp.float32)
-
-    def frames(xpos, xmat):
-        xmat = xmat.reshape(-1, 3, 3)
-        return xpos + (xmat @ ipos[:, :, None])[..., 0], xmat @ irot
-
-    return frames
 
 
 def mabrax_observer(

@@ -13,12 +13,12 @@ from mujoco import mjx
 
 from modular_ppo.body import load_body
 from modular_ppo.env.cpu_simulator import DERIVED_FIELDS, STATE_FIELDS, CpuData
+from modular_ppo.env.mamujoco_quantities import InertialFrames
 from modular_ppo.interop.mabrax import (
     MABRAX_TASKS,
     agent_names,
     brax_observation,
     index_maps,
-    inertial_frames,
     mabrax_observer,
 )
 
@@ -149,7 +149,7 @@ def test_humanoid_observation_has_brax_layout_and_clamps_past_its_end():
 
 def test_inertial_frames_are_mujocos():
     model, data, _ = _state("humanoid_9|8", seed=2)
-    xipos, ximat = inertial_frames(model)(data.xpos, data.xmat)
+    xipos, ximat = InertialFrames(model)(data.xpos, data.xmat.reshape(-1, 3, 3))
     np.testing.assert_allclose(xipos, data.xipos, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ximat, data.ximat.reshape(-1, 3, 3), rtol=1e-5, atol=1e-5)
 
@@ -159,8 +159,9 @@ def test_humanoid_observation_on_the_c_simulators_state_is_mjxs():
     derives the latter from the former and gives what it gives on MJX's data."""
     body = load_body("humanoid-modular", "9|8")
     _, data, mjx_data = _state("humanoid_9|8", seed=3)
-    cpu_data = CpuData(**{name: jnp.asarray(getattr(data, name), jnp.float32)
-                          for name in STATE_FIELDS + DERIVED_FIELDS})
+    fields = {name: jnp.asarray(getattr(data, name), jnp.float32)
+              for name in STATE_FIELDS + DERIVED_FIELDS}
+    cpu_data = CpuData(**{**fields, "xmat": fields["xmat"].reshape(-1, 3, 3)})  # as it carries
     observe = brax_observation("humanoid_9|8", body)
     np.testing.assert_allclose(observe(cpu_data), observe(mjx_data), rtol=1e-4, atol=1e-4)
 
