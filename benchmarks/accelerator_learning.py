@@ -43,19 +43,21 @@ its heading in BENCHMARKS.md only where the file stays within 25,000 bytes
 (tests/packaging) and else says so.
 
 Plan of device calls (one TPU v5e chip, 13 host cores; each < 9.5 min: --budget-s 560, the
-call's limit 600 s). `--out $OUT` itself: the device tool returns files at most two folders
-under $OUT, and DIR/<body>/<side>/seed<k>.json is two. Measured there (2026-12-07, f0f9625):
+call's limit 600 s). The device tool returns at most 8 files from $OUT (more are dropped,
+all of them): run into a folder of the machine and pack the body's records into one file.
+Measured there (2026-12-07, f0f9625):
 ours' 5 seeds in one program (pipelined, 214k env-steps/s in all) reached 10.03M steps a
 seed in 483 s, first progress at 108 s, an evaluation of the 5 seeds ~14 s (one program,
 on the host's CPU device); Brax's seed 0 (c513cbb) reached 10.3M steps in 378 s (step 0
 evaluated at 96 s, ~86k env-steps/s), so a call holds one Brax seed. Halfcheetah (19:16-19:37
 UTC, 5211afe): ours' 5 seeds to 10.03M in 485 s of the call (first progress 106 s); each
-Brax seed to 10.49M in 342-360 s (step 0 evaluated at 93-96 s).
+Brax seed to 10.49M in 342-360 s (step 0 evaluated at 93-96 s). Hopper (22:08-22:27 UTC,
+067b589): ours' 5 seeds to 10.03M in 375-388 s, Brax's seed 0 to 10.32M in 312 s.
 
     R=benchmarks/results/accelerator_learning
-    S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out $OUT"
-    # every call: cp -r $R/. $OUT/ 2>/dev/null; $S --body B ...; then copy
-    # $OUT/*/*/seed*.json back into $R here and commit them.
+    S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out /tmp/al"
+    # every call: cp -r $R/. /tmp/al/; $S --body B ...; tar czf $OUT/records.tgz -C /tmp/al B
+    # then here: tar xzf .../records.tgz -C $R, and commit the new seed*.json.
     call 1: $S --body B --side ours --seeds 0 1 2 3 4
     calls 2-6: $S --body B --side brax --seeds K      (K = 0..4, ~380 s each)
     then here: python benchmarks/accelerator_learning.py report --out $R --png \
@@ -489,7 +491,8 @@ def report(out: Path) -> str:
     kinds = sorted({f"{r['hardware']['device_kind']} ({r['hardware']['host_cpus']} host CPUs)"
                     for r in records})
     dates = sorted(r["date"] for r in records)
-    span = (f"{dates[0]}" if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}")
+    span = (dates[0] if dates[0] == dates[-1] else f"{dates[0][:-4]}-{dates[-1][-9:]}"
+            if dates[0][:10] == dates[-1][:10] else f"{dates[0]} to {dates[-1]}")
     commits = sorted({r["commit"].split(" ")[0] for r in records})
     loads = [x for r in records for x in r["load_1min"]]
     per_program = sorted({r["settings"]["seeds_per_program"] for r in records
