@@ -8,7 +8,10 @@ and shapes:
 - each body's MJCF as the run compiled it (an edited body file gives a new key);
 - the code: a digest of every file of this package, and the versions of the libraries
   that trace and lower it;
-- JAX's settings (e.g. jax_enable_x64) and the devices the program is lowered for.
+- JAX's settings (e.g. jax_enable_x64) and the devices the program is lowered for;
+- the cores this process may run on: the C simulator's host calls are named with its thread
+  count (`env.cpu_simulator.simulator_key`), so a step exported by a run on two cores calls
+  a simulator that a run pinned to one core (`taskset -c 0`) never registers.
 A custom env (`build_run(config, env)`) is Python the key cannot see: such runs trace.
 """
 
@@ -22,6 +25,7 @@ from typing import Any
 import jax
 
 from modular_ppo.body import BodyGraph
+from modular_ppo.env.cpu_simulator import usable_cores
 from modular_ppo.runs.config import TrainRunConfig
 from modular_ppo.runs.config_json import config_to_json
 from modular_ppo.runs.versions import LIBRARIES, PACKAGE_DIR, library_version
@@ -55,6 +59,7 @@ def program_key(config: TrainRunConfig, bodies: dict[str, BodyGraph]) -> str:
                          if not name.startswith(_NOT_TRACING_SETTINGS)},
         "devices": [(d.platform, d.device_kind) for d in jax.devices()],
         "processes": jax.process_count(),
+        "host_cores": usable_cores(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 

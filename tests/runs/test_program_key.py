@@ -33,3 +33,20 @@ def test_what_the_step_is_traced_from_changes_the_key():
     stronger = TINY_ACTUATORS.replace('gear="10"', 'gear="20"')
     assert program_key(CONFIG, _bodies(stronger)) != key  # the same shapes, other physics
     assert program_key(dataclasses.replace(CONFIG, backend="mjx"), _bodies()) != key
+
+
+def test_the_cores_a_run_may_use_change_the_key(monkeypatch):
+    """The C simulator's host calls are named with its thread count, one per usable core: a
+    step exported on two cores, loaded by a run pinned to one, called a simulator that run
+    never registered (LookupError from host_call at the first iteration)."""
+    from modular_ppo.env.cpu_simulator import simulator_key
+    from modular_ppo.runs import program_key as module
+
+    bodies = _bodies()
+    keys = {}
+    for cores in (1, 2):
+        monkeypatch.setattr(module, "usable_cores", lambda cores=cores: cores)
+        monkeypatch.setattr("modular_ppo.env.cpu_simulator.usable_cores", lambda c=cores: c)
+        keys[cores] = program_key(CONFIG, bodies)
+        assert simulator_key(bodies["tiny"].model, 5, 0, False).endswith(f":threads{cores}")
+    assert keys[1] != keys[2]
