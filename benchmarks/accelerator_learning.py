@@ -502,7 +502,7 @@ def report(out: Path) -> str:
         HEADING, "",
         f"`python benchmarks/accelerator_learning.py report --out {shown}` (runs: its "
         f"docstring's plan). {', '.join(kinds)}; {span}, {', '.join(commits)}, load "
-        f"{min(loads):.1f}-{max(loads):.1f}. Ours: CLI defaults, "
+        f"{min(loads):.1f}-{max(loads):.1f}. Ours: the CLI defaults of its commit, "
         f"{'/'.join(map(str, per_program))} seed(s) per program; Brax 0.14 PPO, its "
         "published settings (ant's where none), on our body (`BraxModularEnv`), a seed at a "
         "time. Last evaluation, mean ± 95% CI over seeds; wall times from the command, "

@@ -150,50 +150,64 @@ def report(write: bool, results: Path) -> str:
     text = (f"\n### Every bundled body: run of {dt.date.today()} ({host_and_load(results)})"
             f"\n\n`python benchmarks/every_body.py report --results {shown(results)}` "
             "(runs: `python benchmarks/every_body.py run ...`, one core per run). "
-            + CELLS_NOTE + "\n\n" + table(bodies) + "\n")
+            + CELLS_NOTE + BRAX_NOTE + "\n\n" + table(bodies) + "\n")
     if write:
         append_to_benchmarks(text)
     return text
 
 
 CELLS_NOTE = ("Cells: eval team return, mean over seeds (min-max), mean forward velocity and "
-              "episode length; '-' where not every seed got there. Brax: eval return of "
-              "`benchmarks/brax_ppo.py --task TASK` run at the same time on the other core "
-              "(its published settings for Brax's env of that name on the same MJCF), where "
-              "a brax_TASK.json is in the results folder.")
+              "episode length; '-' where not every seed got there.")
+BRAX_NOTE = (" Brax: eval return of `benchmarks/brax_ppo.py --task TASK` run at the same time "
+             "on the other core (its published settings for Brax's env of that name on the "
+             "same MJCF), where a brax_TASK.json is in the results folder.")
 
 
-def table(bodies: list[tuple[Path, Path]]) -> str:
-    """One row per (body folder, its results folder) with runs."""
-    columns = [f"{s // 1_000_000}M steps" for s in STEP_MARKS] + [f"{m} min" for m in MINUTE_MARKS]
-    lines = [
-        "| body | seeds | " + " | ".join(columns)
-        + " | published PPO at 1M | Brax PPO beside it, 10 / 20 min |",
-        "|" + "---|" * (len(columns) + 4),
-    ]
+def table(bodies: list[tuple[Path, Path]], steps: tuple[int, ...] = STEP_MARKS,
+          minutes: tuple[float, ...] = MINUTE_MARKS) -> str:
+    """One row per (body folder, its results folder) with runs, labelled "body (folder)"
+    where a body comes from several folders; the published 1M anchors where 1M is a column,
+    Brax's cells where minutes are."""
+    columns = [f"{s / 1e6:g}M steps" for s in steps] + [f"{m:g} min" for m in minutes]
+    extra = (["published PPO at 1M"] if 1_000_000 in steps else []) + (
+        ["Brax PPO beside it, " + " / ".join(f"{m:g}" for m in MINUTE_MARKS) + " min"]
+        if minutes else [])
+    lines = ["| body | seeds | " + " | ".join(columns + extra) + " |",
+             "|" + "---|" * (len(columns) + len(extra) + 2)]
+    repeated = {b.name for b, _ in bodies if sum(c.name == b.name for c, _ in bodies) > 1}
     for body_dir, results in bodies:
         curves = [_curve(d) for d in sorted(body_dir.iterdir()) if d.is_dir() and has_record(d)]
         curves = [c for c in curves if c[0]]
         if not curves:
             continue
-        cells = [_cell([_at(c, "step", s) for c in curves]) for s in STEP_MARKS]
-        cells += [_cell([_at(c, "time/elapsed_s", m * 60) for c in curves]) for m in MINUTE_MARKS]
-        lines.append(f"| {body_dir.name} | {len(curves)} | " + " | ".join(cells)
-                     + f" | {PUBLISHED_1M.get(body_dir.name, '')} "
-                     f"| {_brax_cell(results, body_dir.name)} |")
+        cells = [_cell([_at(c, "step", s) for c in curves]) for s in steps]
+        cells += [_cell([_at(c, "time/elapsed_s", m * 60) for c in curves]) for m in minutes]
+        if 1_000_000 in steps:
+            cells.append(PUBLISHED_1M.get(body_dir.name, ""))
+        if minutes:
+            cells.append(_brax_cell(results, body_dir.name))
+        label = (f"{body_dir.name} ({results.name})"
+                 if body_dir.name in repeated else body_dir.name)
+        lines.append(f"| {label} | {len(curves)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def rows_report(rows: list[str], root: Path) -> str:
+def rows_report(rows: list[str], root: Path, steps: tuple[int, ...] = STEP_MARKS,
+                minutes: tuple[float, ...] = MINUTE_MARKS) -> str:
     """The table of the bodies named as BODY:FOLDER (a results folder under `root`, e.g. the
     folder whose runs used the body's current preset), one row each, and each folder's load."""
     pairs = [(root / folder / body, root / folder)
              for body, folder in (row.split(":", 1) for row in rows)]
-    loads = {folder.name: host_and_load(folder) for _, folder in pairs}
-    command = "python benchmarks/every_body.py report --rows " + " ".join(rows)
+    loads = {str(folder.relative_to(root)): host_and_load(folder) for _, folder in pairs}
+    marks = ("" if (steps, minutes) == (STEP_MARKS, MINUTE_MARKS) else
+             " --steps " + " ".join(map(str, steps))
+             + (" --minutes " + " ".join(f"{m:g}" for m in minutes) if minutes else
+                " --minutes"))
+    command = "python benchmarks/every_body.py report --rows " + " ".join(rows) + marks
     return (f"`{command}` ({dt.date.today()}; "
             + "; ".join(f"{name}: {load}" for name, load in loads.items()) + "). "
-            + CELLS_NOTE + "\n\n" + table(pairs) + "\n")
+            + CELLS_NOTE + (BRAX_NOTE if minutes else "") + "\n\n"
+            + table(pairs, steps, minutes) + "\n")
 
 
 def host_and_load(results: Path) -> str:
@@ -232,6 +246,10 @@ def main() -> None:
                                     "(instead of every body of --results)")
     report_parser.add_argument("--write", action="store_true",
                                help="also append the table to BENCHMARKS.md")
+    report_parser.add_argument("--steps", nargs="+", type=int, default=list(STEP_MARKS),
+                               help="env-step columns (with --rows)")
+    report_parser.add_argument("--minutes", nargs="*", type=float, default=list(MINUTE_MARKS),
+                               help="wall-minute columns (with --rows; none: no Brax column)")
     for sub_parser in (run_parser, report_parser):
         sub_parser.add_argument("--results", type=Path, default=RESULTS,
                                 help="folder of the run directories")
@@ -241,7 +259,8 @@ def main() -> None:
         run(args.bodies, args.seeds, args.total_steps, args.minutes, args.cores, args.extra,
             results)
     elif args.rows:
-        print(rows_report(args.rows, ROOT / "benchmarks" / "results"))
+        print(rows_report(args.rows, ROOT / "benchmarks" / "results", tuple(args.steps),
+                          tuple(args.minutes)))
     else:
         print(report(args.write, results))
 

@@ -80,11 +80,15 @@ def task_text(task: TaskSpec) -> str:
 
 
 def presets_text(body: BodyGraph) -> str:
-    """The body's `modular_ppo:ppo_preset` and `modular_ppo:arch_preset`, a line each
-    (`bodies show`)."""
+    """The body's `modular_ppo:ppo_preset` (and `ppo_preset_accelerator` where it has one)
+    and `modular_ppo:arch_preset`, a line each (`bodies show`)."""
     settings = "; ".join(f"{field}={value}" for field, value in body.ppo_preset.items())
+    accelerator = "; ".join(f"{field}={value}"
+                            for field, value in body.ppo_preset_accelerator.items())
     return (f"PPO preset (modular_ppo:ppo_preset): {settings or 'none, the CLI defaults'}\n"
-            "architecture preset (modular_ppo:arch_preset): "
+            + (f"on a GPU or TPU (modular_ppo:ppo_preset_accelerator): {accelerator}\n"
+               if accelerator else "")
+            + "architecture preset (modular_ppo:arch_preset): "
             f"{body.arch_preset or 'none, the CLI default'}")
 
 

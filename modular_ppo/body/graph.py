@@ -22,7 +22,14 @@ from modular_ppo.body.numerics import INIT_QPOS, read_numerics
 from modular_ppo.body.partition import ANNOTATION, Partition, format_annotation, model_texts
 from modular_ppo.body.resolve import resolve_partition
 from modular_ppo.body.source import MjcfSource, compile_spec, load_spec
-from modular_ppo.body.task import TaskSpec, read_arch_preset, read_ppo_preset, read_task, root_hinge
+from modular_ppo.body.task import (
+    PPO_PRESET_ACCELERATOR,
+    TaskSpec,
+    read_arch_preset,
+    read_ppo_preset,
+    read_task,
+    root_hinge,
+)
 from modular_ppo.body.transmission import actuator_bodies
 
 _JOINT_TYPE_NAME = ("free", "ball", "slide", "hinge")  # indexed by mjtJoint
@@ -65,6 +72,9 @@ class BodyGraph:
     ppo_preset: dict[str, str] = dataclasses.field(default_factory=dict)
     """PPOConfig field -> value the body's file recommends (`modular_ppo:ppo_preset`),
     unconverted: the run layer applies them as the CLI's defaults for this body."""
+    ppo_preset_accelerator: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The same for runs on a GPU or TPU (`modular_ppo:ppo_preset_accelerator`), applied
+    over `ppo_preset` there."""
     arch_preset: str | None = None
     """The architecture the body's file recommends (`modular_ppo:arch_preset`): the CLI's
     default `--arch` for this body, checked by the run layer; None: the CLI's default."""
@@ -205,6 +215,7 @@ def _build(
         numerics=numerics,
         task=task,
         ppo_preset=read_ppo_preset(texts, where),
+        ppo_preset_accelerator=read_ppo_preset(texts, where, PPO_PRESET_ACCELERATOR),
         arch_preset=read_arch_preset(texts, where),
     )
 

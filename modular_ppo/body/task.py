@@ -33,6 +33,8 @@ texts (`<text name="modular_ppo:KEY" data="..."/>`):
   ppo_preset             "field=value; ..." PPOConfig settings the body trains best with
                          (e.g. "gamma=0.99"): the CLI's defaults for this body, which
                          flags still override (checked by the run layer)
+  ppo_preset_accelerator the same, for runs on a GPU or TPU only, over ppo_preset and the
+                         accelerator's batch shape (e.g. "n_envs=2048")
   arch_preset            the network architecture (`--arch`) the body trains best with,
                          e.g. "graph": the CLI's default for it (checked by the run layer)
   partition, partition:<name>   the module partitions (see `partition.py`)
@@ -127,8 +129,10 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 _TEXTS = ("task_reference", "velocity_source", *_CHOICES)
 _PARTITION_KEYS = ("partition",)
 PPO_PRESET = "ppo_preset"
+PPO_PRESET_ACCELERATOR = "ppo_preset_accelerator"
 ARCH_PRESET = "arch_preset"
-KNOWN_KEYS = (*_NUMERICS, *_TEXTS, PPO_PRESET, ARCH_PRESET, *_PARTITION_KEYS, "partition:<name>")
+_PRESETS = (PPO_PRESET, PPO_PRESET_ACCELERATOR, ARCH_PRESET)
+KNOWN_KEYS = (*_NUMERICS, *_TEXTS, *_PRESETS, *_PARTITION_KEYS, "partition:<name>")
 """Every key a `modular_ppo:` element may have."""
 
 
@@ -183,7 +187,7 @@ def _check_keys(numerics: dict[str, np.ndarray], texts: dict[str, str], where: s
             if not name.startswith(PREFIX):
                 continue
             key = name[len(PREFIX):]
-            if key.startswith("partition:") or key in (*_PARTITION_KEYS, PPO_PRESET, ARCH_PRESET):
+            if key.startswith("partition:") or key in (*_PARTITION_KEYS, *_PRESETS):
                 if kind == "numeric":
                     raise BodyGraphError(
                         f'{where}: <numeric name="{name}">: {key} is a <text> element. '
@@ -245,26 +249,26 @@ def _text(key: str, value: str, model: mujoco.MjModel, where: str) -> str:
     return value
 
 
-def read_ppo_preset(texts: dict[str, str], where: str) -> dict[str, str]:
-    """The `modular_ppo:ppo_preset` text as field -> value (strings; the PPO stage checks
-    the names and converts the values)."""
-    text = texts.get(PREFIX + PPO_PRESET, "").strip()
+def read_ppo_preset(texts: dict[str, str], where: str, key: str = PPO_PRESET) -> dict[str, str]:
+    """The `modular_ppo:ppo_preset` text (or the `key` one, PPO_PRESET_ACCELERATOR) as
+    field -> value (strings; the PPO stage checks the names and converts the values)."""
+    text = texts.get(PREFIX + key, "").strip()
     preset = {}
     for item in filter(None, (part.strip() for part in text.split(";"))):
         field, sep, value = item.partition("=")
         if not sep or not field.strip() or not value.strip():
             raise BodyGraphError(
-                f'{where}: <text name="{PREFIX}{PPO_PRESET}" data="{text}">: "{item}" is not '
+                f'{where}: <text name="{PREFIX}{key}" data="{text}">: "{item}" is not '
                 '"field=value". Write it as "gamma=0.99; n_epochs=4".'
             )
         if _is_non_finite_number(value.strip()):
             raise BodyGraphError(
-                f'{where}: <text name="{PREFIX}{PPO_PRESET}" data="{text}">: "{item}" is not '
+                f'{where}: <text name="{PREFIX}{key}" data="{text}">: "{item}" is not '
                 'a finite number. Give a finite value, e.g. "gamma=0.99", or remove it.'
             )
         if field.strip() in preset:
             raise BodyGraphError(
-                f'{where}: <text name="{PREFIX}{PPO_PRESET}" data="{text}">: "{field.strip()}" '
+                f'{where}: <text name="{PREFIX}{key}" data="{text}">: "{field.strip()}" '
                 "is set twice. Keep one value for it."
             )
         preset[field.strip()] = value.strip()

@@ -164,25 +164,26 @@ def default_ppo_config(platform: str | None = None) -> PPOConfig:
     return PPOConfig(**{**LOCOMOTION, **(CPU_SHAPE if platform == "cpu" else ACCELERATOR)})
 
 
-def with_preset(config: PPOConfig, preset: Mapping[str, str], where: str) -> PPOConfig:
-    """`config` with the settings of a body's `modular_ppo:ppo_preset` (field -> value as
-    written in the MJCF), converted to each field's type and checked like any PPOConfig."""
+def with_preset(config: PPOConfig, preset: Mapping[str, str], where: str,
+                element: str = "modular_ppo:ppo_preset") -> PPOConfig:
+    """`config` with the settings of a body's `element` text (field -> value as written in
+    the MJCF), converted to each field's type and checked like any PPOConfig."""
     values: dict[str, object] = {}
     for name, text in preset.items():
         if name not in {f.name for f in dataclasses.fields(PPOConfig)}:
             near = difflib.get_close_matches(name, [f.name for f in dataclasses.fields(PPOConfig)], n=1)
             hint = f" Did you mean {near[0]}?" if near else ""
             raise PPOConfigError(
-                f'{where}: <text name="modular_ppo:ppo_preset">: "{name}" is no PPO setting.'
+                f'{where}: <text name="{element}">: "{name}" is no PPO setting.'
                 f"{hint} Use the names of `python cli.py train --help`'s --ppo.* flags "
                 "(with underscores), or remove it."
             )
         values[name] = _parse(text, typing.get_type_hints(PPOConfig)[name],
-                              f'{where}: <text name="modular_ppo:ppo_preset">: {name}={text}')
+                              f'{where}: <text name="{element}">: {name}={text}')
     try:
         return dataclasses.replace(config, **values)
     except PPOConfigError as error:
-        raise PPOConfigError(f'{where}: <text name="modular_ppo:ppo_preset">: {error} Fix '
+        raise PPOConfigError(f'{where}: <text name="{element}">: {error} Fix '
                              "its value.") from None
 
 

@@ -73,7 +73,8 @@ class ResolvedRun:
 def train_defaults(body: str | None, partition: str | None = None,
                    loaded: LoadedBodies | None = None) -> TrainRunConfig:
     """The defaults of `cli.py train --body BODY`: TrainRunConfig() with the PPO settings
-    and the architecture the body's file recommends (`modular_ppo:ppo_preset`,
+    and the architecture the body's file recommends (`modular_ppo:ppo_preset`, then on a GPU
+    or TPU `modular_ppo:ppo_preset_accelerator`, and
     `modular_ppo:arch_preset`; for several bodies, each preset they all give, e.g. a body
     set's), which flags still override. A preset the bodies differ on, a body that does not
     load, and more bodies than a run takes (the run reports why, before loading any) keep
@@ -89,8 +90,13 @@ def train_defaults(body: str | None, partition: str | None = None,
     except ModularPPOError:
         return TrainRunConfig()
     graph = graphs[0]
-    same = all(g.ppo_preset == graph.ppo_preset for g in graphs)
-    ppo = with_preset(default_ppo_config(), graph.ppo_preset if same else {}, graph.source)
+    platform = _platform()
+    presets = ["ppo_preset"] + (["ppo_preset_accelerator"] if platform != "cpu" else [])
+    ppo = default_ppo_config(platform)
+    for preset in presets:
+        same = all(getattr(g, preset) == getattr(graph, preset) for g in graphs)
+        ppo = with_preset(ppo, getattr(graph, preset) if same else {}, graph.source,
+                          f"modular_ppo:{preset}")
     arch = graph.arch_preset if all(g.arch_preset == graph.arch_preset for g in graphs) else None
     try:
         network = NetworkConfig() if arch is None else NetworkConfig(arch=arch)
@@ -102,9 +108,9 @@ def train_defaults(body: str | None, partition: str | None = None,
     try:  # --body comes from the command line
         return TrainRunConfig(ppo=ppo, network=network)
     except RunConfigError as error:  # a preset value beyond its stated range (runs/limits.py)
-        raise RunConfigError(
-            f'{graph.source}: <text name="modular_ppo:ppo_preset">: {error} Fix its value.'
-        ) from None
+        elements = " / ".join(f'<text name="modular_ppo:{preset}">' for preset in presets
+                              if getattr(graph, preset))
+        raise RunConfigError(f"{graph.source}: {elements}: {error} Fix its value.") from None
 
 
 def resolve_train_config(config: TrainRunConfig, env: ModularEnvProtocol | None = None,

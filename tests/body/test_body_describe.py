@@ -56,6 +56,8 @@ def test_the_presets_lines_name_every_setting_or_say_there_is_none():
     )
     assert presets_text(load_body("ant-modular")).splitlines()[0].endswith("none, the CLI defaults")
     assert presets_text(load_body("smp-walker_3_main")).endswith("arch_preset): graph")
+    assert presets_text(load_body("hopper-modular")).splitlines()[1] == (
+        "on a GPU or TPU (modular_ppo:ppo_preset_accelerator): n_envs=1024; n_minibatches=4")
 
 
 def test_body_sets_table_counts_each_sets_bodies_by_kind():

@@ -174,3 +174,10 @@ def test_a_file_names_its_ppo_preset():
     assert load_body("ant-modular").ppo_preset == {}
     with pytest.raises(BodyGraphError, match='"gamma" is not "field=value"'):
         _body('<text name="modular_ppo:ppo_preset" data="gamma"/>')
+    both = _body('<text name="modular_ppo:ppo_preset" data="gamma=0.99"/>'
+                 '<text name="modular_ppo:ppo_preset_accelerator" data="n_envs=2048"/>')
+    assert (both.ppo_preset, both.ppo_preset_accelerator) == ({"gamma": "0.99"}, {"n_envs": "2048"})
+    assert body.ppo_preset_accelerator == {}
+    with pytest.raises(BodyGraphError, match='ppo_preset_accelerator" data="n_envs=2048; '
+                                             'n_envs=1024">: "n_envs" is set twice'):
+        _body('<text name="modular_ppo:ppo_preset_accelerator" data="n_envs=2048; n_envs=1024"/>')

@@ -66,6 +66,28 @@ def test_every_body_rows_take_each_body_from_the_folder_named(tmp_path):
     assert "| 100," not in text
 
 
+def test_every_body_rows_of_one_body_from_several_folders_at_chosen_step_marks(tmp_path):
+    """accelerator_shape's table: the same body at several settings, one folder each, with
+    env-step columns only (no wall minutes, no Brax or 1M anchors)."""
+    for folder, value in (("e4", 100.0), ("e10", 900.0)):
+        run_dir = tmp_path / "shape" / folder / "hopper-modular" / "seed0"
+        run_dir.mkdir(parents=True)
+        rows = [{"step": s, "time/elapsed_s": s / 1e4, "eval/team_return": value * s / 6e6}
+                for s in (3_014_656, 6_029_312)]
+        (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (run_dir / "config.json").write_text("{}")
+    text = every_body.rows_report(["hopper-modular:shape/e4", "hopper-modular:shape/e10"],
+                                  tmp_path, steps=(3_000_000, 6_000_000), minutes=())
+    assert "report --rows hopper-modular:shape/e4 hopper-modular:shape/e10 --steps 3000000 " \
+           "6000000 --minutes`" in text
+    lines = text.splitlines()
+    assert "| body | seeds | 3M steps | 6M steps |" in lines
+    assert any(line.startswith("| hopper-modular (e4) | 1 | 50, nan m/s") and "| 100, nan m/s"
+               in line for line in lines)
+    assert any(line.startswith("| hopper-modular (e10) | 1 | 452,") for line in lines)
+    assert "published" not in text and "Brax PPO beside it" not in text
+
+
 def test_throughput_report_gives_training_against_the_simulator_per_cpu_second(tmp_path):
     figures = {"n_envs": 64, "rollout_length": 32, "steps_per_s": 6000.0,
                "steps_per_cpu_s": 12000.0, "raw_steps_per_s": 10000.0,

@@ -1,6 +1,7 @@
 """`cli.py train --body B`: the body's `modular_ppo:ppo_preset` and `modular_ppo:arch_preset`
 become the defaults, which flags still override."""
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,32 @@ def test_a_bodys_preset_sets_the_defaults_of_its_runs():
     assert (ppo.gamma, ppo.n_epochs, ppo.n_minibatches) == (0.99, 10, 16)
     assert train_defaults("ant-modular") == TrainRunConfig()
     assert train_defaults("halfcheetah-modular,hopper-modular") == TrainRunConfig()  # differ
+
+
+def test_an_accelerator_preset_applies_on_a_gpu_or_tpu_only(tmp_path, monkeypatch):
+    """`modular_ppo:ppo_preset_accelerator` goes over the accelerator's batch shape and
+    the body's ppo_preset there, and is ignored on CPU; a bad value names its element."""
+    from tiny_body import tiny_xml
+
+    from modular_ppo.runs import resolve
+
+    xml = tmp_path / "body.xml"
+    xml.write_text(tiny_xml(custom=(
+        '<custom><text name="modular_ppo:ppo_preset" data="gamma=0.99; n_epochs=8"/>'
+        '<text name="modular_ppo:ppo_preset_accelerator" data="n_envs=2048; n_epochs=6"/>'
+        "</custom>")))
+    cpu = train_defaults(str(xml)).ppo
+    assert cpu == with_preset(default_ppo_config("cpu"), {"gamma": "0.99", "n_epochs": "8"}, "")
+    monkeypatch.setattr(resolve, "_platform", lambda: "tpu")
+    tpu = train_defaults(str(xml)).ppo
+    assert tpu == dataclasses.replace(default_ppo_config("tpu"), gamma=0.99, n_envs=2048,
+                                      n_epochs=6)
+    assert train_defaults("ant-modular").ppo == default_ppo_config("tpu")
+    xml.write_text(tiny_xml(custom=(
+        '<custom><text name="modular_ppo:ppo_preset_accelerator" data="n_env=2048"/></custom>')))
+    with pytest.raises(PPOConfigError, match='ppo_preset_accelerator">: "n_env" is no PPO '
+                                             "setting. Did you mean n_envs"):
+        train_defaults(str(xml))
 
 
 def test_more_bodies_than_a_run_takes_load_none_for_their_defaults():
