@@ -82,9 +82,8 @@ def task_text(task: TaskSpec) -> str:
 def presets_text(body: BodyGraph) -> str:
     """The body's `modular_ppo:ppo_preset` (and `ppo_preset_accelerator` where it has one)
     and `modular_ppo:arch_preset`, a line each (`bodies show`)."""
-    settings = "; ".join(f"{field}={value}" for field, value in body.ppo_preset.items())
-    accelerator = "; ".join(f"{field}={value}"
-                            for field, value in body.ppo_preset_accelerator.items())
+    settings, accelerator = ("; ".join(f"{field}={value}" for field, value in preset.items())
+                             for preset in (body.ppo_preset, body.ppo_preset_accelerator))
     return (f"PPO preset (modular_ppo:ppo_preset): {settings or 'none, the CLI defaults'}\n"
             + (f"on a GPU or TPU (modular_ppo:ppo_preset_accelerator): {accelerator}\n"
                if accelerator else "")

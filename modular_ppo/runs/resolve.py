@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import jax
 
 from modular_ppo.body import BodyGraph, load_body
+from modular_ppo.body.task import PPO_PRESET, PPO_PRESET_ACCELERATOR, PREFIX
 from modular_ppo.env import default_backend, make_env
 from modular_ppo.env.cpu_backend import cpu_unsupported_reason
 from modular_ppo.env.cpu_simulator import usable_cores
@@ -91,12 +92,13 @@ def train_defaults(body: str | None, partition: str | None = None,
         return TrainRunConfig()
     graph = graphs[0]
     platform = _platform()
-    presets = ["ppo_preset"] + (["ppo_preset_accelerator"] if platform != "cpu" else [])
+    presets = {PREFIX + PPO_PRESET: [g.ppo_preset for g in graphs]}
+    if platform != "cpu":
+        presets[PREFIX + PPO_PRESET_ACCELERATOR] = [g.ppo_preset_accelerator for g in graphs]
     ppo = default_ppo_config(platform)
-    for preset in presets:
-        same = all(getattr(g, preset) == getattr(graph, preset) for g in graphs)
-        ppo = with_preset(ppo, getattr(graph, preset) if same else {}, graph.source,
-                          f"modular_ppo:{preset}")
+    for element, given in presets.items():
+        same = all(preset == given[0] for preset in given)
+        ppo = with_preset(ppo, given[0] if same else {}, graph.source, element)
     arch = graph.arch_preset if all(g.arch_preset == graph.arch_preset for g in graphs) else None
     try:
         network = NetworkConfig() if arch is None else NetworkConfig(arch=arch)
@@ -108,8 +110,8 @@ def train_defaults(body: str | None, partition: str | None = None,
     try:  # --body comes from the command line
         return TrainRunConfig(ppo=ppo, network=network)
     except RunConfigError as error:  # a preset value beyond its stated range (runs/limits.py)
-        elements = " / ".join(f'<text name="modular_ppo:{preset}">' for preset in presets
-                              if getattr(graph, preset))
+        elements = " / ".join(f'<text name="{element}">' for element, given in presets.items()
+                              if given[0])
         raise RunConfigError(f"{graph.source}: {elements}: {error} Fix its value.") from None
 
 
