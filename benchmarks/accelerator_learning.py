@@ -52,11 +52,18 @@ on the host's CPU device); Brax's seed 0 (c513cbb) reached 10.3M steps in 378 s 
 evaluated at 96 s, ~86k env-steps/s), so a call holds one Brax seed. Halfcheetah (19:16-19:37
 UTC, 5211afe): ours' 5 seeds to 10.03M in 485 s of the call (first progress 106 s); each
 Brax seed to 10.49M in 342-360 s (step 0 evaluated at 93-96 s). Hopper (22:08-22:27 UTC,
-067b589): ours' 5 seeds to 10.03M in 375-388 s, Brax's seed 0 to 10.32M in 312 s.
+067b589): ours' 5 seeds to 10.03M in 375-388 s, Brax's seed 0 to 10.32M in 312 s. At
+the hopper's and walker2d's accelerator preset (1,024 envs a seed, 4e3dd0b, 2026-12-08):
+the hopper's 5 seeds reached 8.01M in a 540 s budget (~49 s a million steps a seed,
+progress lines ~300k env-steps/s), the walker's 5.01M (~75 s a million, ~200k): the
+records' "seconds" say where the clock goes; Brax's walker2d seed 0 evaluated 1.15M at
+204 s. Give each run `timeout` under the call's limit: a call killed at its limit
+returns nothing made after the kill (the packing of the records included).
 
     R=benchmarks/results/accelerator_learning
     S="python benchmarks/accelerator_learning.py run --steps 10000000 --budget-s 560 --out /tmp/al"
-    # every call: cp -r $R/. /tmp/al/; $S --body B ...; tar czf $OUT/records.tgz -C /tmp/al B
+    # every call: cp -r $R/. /tmp/al/; timeout 570 $S --body B ...;
+    #             tar czf $OUT/records.tgz -C /tmp/al B
     # then here: tar xzf .../records.tgz -C $R, and commit the new seed*.json.
     call 1: $S --body B --side ours --seeds 0 1 2 3 4
     calls 2-6: $S --body B --side brax --seeds K      (K = 0..4, ~380 s each)
@@ -131,10 +138,14 @@ def read_record(path: Path) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def is_recorded(out: Path, body: str, side: str, seed: int, settings: dict) -> bool:
-    """Whether the seed has a complete record of the same settings (a later call skips it)."""
+def is_recorded(out: Path, body: str, side: str, seed: int, settings: dict,
+                commit: str | None = None) -> bool:
+    """Whether the seed has a complete record of the same settings (a later call skips it)
+    and, given a commit, made at that commit: ours' settings are the CLI defaults of the
+    commit (a body's preset may change them), Brax's are all in `settings`."""
     record = read_record(record_path(out, body, side, seed))
-    return record is not None and record["complete"] and record["settings"] == settings
+    return (record is not None and record["complete"] and record["settings"] == settings
+            and commit in (None, record["commit"]))
 
 
 def write_record(out: Path, record: dict) -> Path:
@@ -218,7 +229,8 @@ def ours_flags(body: str, seeds: list[int], steps: int, evals: int, train_flags:
 def run_ours(body: str, seeds: list[int], steps: int, budget_s: float, out: Path, evals: int,
              per_program: int, train_flags: list[str]) -> None:
     settings = ours_settings(steps, evals, per_program, train_flags)
-    missing = [s for s in seeds if not is_recorded(out, body, "ours", s, settings)]
+    commit = environment_facts()["git"]
+    missing = [s for s in seeds if not is_recorded(out, body, "ours", s, settings, commit)]
     print(f"ours, {body}: seeds {missing or 'none'} to run "
           f"({[s for s in seeds if s not in missing]} recorded)", flush=True)
     for start in range(0, len(missing), per_program):
@@ -243,6 +255,7 @@ def run_ours_program(body: str, seeds: list[int], steps: int, budget_s: float, o
         run_dirs = {seed: _ours_run_dir(runs_root, seeds, seed) for seed in seeds}
         rows = {seed: [r for r in _rows(path) if "time/elapsed_s" in r]
                 for seed, path in run_dirs.items()}
+        ppo = {seed: _resolved_ppo(path) for seed, path in run_dirs.items()}
     load.stop()
     facts = {**environment_facts(), "hardware": hardware()}
     complete = run.returncode == 0 and not run.cut
@@ -257,7 +270,8 @@ def run_ours_program(body: str, seeds: list[int], steps: int, budget_s: float, o
                             complete and bool(curve) and curve[-1]["steps"] >= steps, seeds,
                             facts, load, train_command="cli.py train " + " ".join(flags),
                             first_progress_s=run.marked_s, cut_at_budget=run.cut,
-                            returncode=run.returncode)
+                            returncode=run.returncode, seconds=seconds_spent(rows[seed]),
+                            ppo=ppo[seed])
         if not curve:
             record["tail"] = run.lines[-20:]
         print(f"wrote {write_record(out, record)} ({record['steps']:,} steps, "
@@ -278,10 +292,30 @@ def progress_offset(rows: list[list[dict]], first_progress_s: float | None) -> f
                                   for r in firsts)
 
 
+def seconds_spent(rows: list[dict]) -> dict:
+    """Where a seed's training clock went, from its timed rows: the first training call's
+    compile, the training calls (iterations and their seconds), the evaluations (count and
+    seconds) and the clock at the last row; the rest of the clock is the per-call work
+    between them (metrics, logs, checkpoints)."""
+    calls = [r["time/call_s"] for r in rows if "time/call_s" in r]
+    evals = [r["time/eval_s"] for r in rows if "time/eval_s" in r]
+    return {"compile_s": round(next((r["time/compile_s"] for r in rows
+                                     if "time/compile_s" in r), 0.0), 1),
+            "calls": len(calls), "calls_s": round(sum(calls), 1),
+            "evals": len(evals), "evals_s": round(sum(evals), 1),
+            "clock_s": round(rows[-1]["time/elapsed_s"], 1) if rows else 0.0}
+
+
 def _ours_run_dir(runs_root: Path, seeds: list[int], seed: int) -> Path | None:
     name = "al" if len(seeds) == 1 else f"al-seed{seed}"
     found = sorted(runs_root.glob(f"*/{name}"))
     return found[0] if found else None
+
+
+def _resolved_ppo(run_dir: Path | None) -> dict | None:
+    """The PPO settings the run resolved (its config.json): the CLI defaults it ran at."""
+    path = None if run_dir is None else run_dir / "config.json"
+    return json.loads(path.read_text())["config"]["ppo"] if path and path.exists() else None
 
 
 def _rows(run_dir: Path | None) -> list[dict]:
@@ -458,10 +492,12 @@ def reach_cell(records: list[dict], target: float) -> tuple[str, float | None]:
 
 
 def body_row(body: str, ours: list[dict], brax: list[dict]) -> list[str]:
-    """The report's row of one body (cells '' where a side has no records)."""
-    cells = [body, final_cell(ours) if ours else "", final_cell(brax) if brax else ""]
+    """The report's row of one body ("not run" where a side has no records, and "-" in the
+    cells that compare the sides)."""
+    cells = [body, final_cell(ours) if ours else "not run",
+             final_cell(brax) if brax else "not run"]
     if not (ours and brax):
-        return cells + [""] * 5
+        return cells + ["-"] * 5
     equal = min(r["curve"]["steps"][-1] for r in ours + brax)
     at_equal = [mean_ci([value_at(r["curve"], equal) for r in side]) for side in (ours, brax)]
     ours_final, brax_final = mean_ci(finals(ours))[0], mean_ci(finals(brax))[0]

@@ -38,6 +38,11 @@ def _check(paths: list[Path], side: str) -> None:
         assert curve["wall_s"] == sorted(curve["wall_s"]) and curve["wall_s"][0] > 0
         assert all(math.isfinite(r) for r in curve["eval_return"])
         assert record["program_seeds"] == ([0, 1] if side == "ours" else [seed])
+        if side == "ours":  # 48 steps of 4 envs x 4: 3 training calls, 3 evaluations
+            spent = record["seconds"]
+            assert (spent["calls"], spent["evals"]) == (3, 3)
+            assert 0 < spent["calls_s"] <= spent["clock_s"]
+            assert record["ppo"]["n_envs"] == 4 and record["ppo"]["rollout_length"] == 4
 
 
 def test_ours_records_each_seed_of_its_program_and_a_second_call_skips_them(tmp_path):
@@ -125,6 +130,27 @@ def test_ours_wall_clock_starts_where_the_first_progress_line_came():
     assert al.progress_offset([[]], 30.0) is None and al.progress_offset(rows, None) is None
 
 
+def test_a_record_of_ours_from_another_commit_runs_again(tmp_path):
+    settings = al.ours_settings(100, 2, 5, [])
+    record = {"body": "tiny", "side": "ours", "seed": 0, "settings": settings,
+              "complete": True, "commit": "abc1234"}
+    al.write_record(tmp_path, record)
+    assert al.is_recorded(tmp_path, "tiny", "ours", 0, settings, "abc1234")
+    assert not al.is_recorded(tmp_path, "tiny", "ours", 0, settings, "def5678")
+    assert not al.is_recorded(tmp_path, "tiny", "ours", 0, al.ours_settings(200, 2, 5, []))
+    assert al.is_recorded(tmp_path, "tiny", "ours", 0, settings)  # Brax's rule: settings
+
+
+def test_a_seeds_clock_splits_into_compile_calls_and_evaluations():
+    rows = [{"time/elapsed_s": 10.0, "time/compile_s": 7.04, "time/call_s": 9.0,
+             "time/eval_s": 2.0},
+            {"time/elapsed_s": 12.5, "time/call_s": 0.4},
+            {"time/elapsed_s": 13.0, "time/call_s": 0.44, "time/eval_s": 1.5}]
+    assert al.seconds_spent(rows) == {"compile_s": 7.0, "calls": 3, "calls_s": 9.8,
+                                      "evals": 2, "evals_s": 3.5, "clock_s": 13.0}
+    assert al.seconds_spent([])["clock_s"] == 0.0
+
+
 def test_time_to_reach_and_value_at_interpolate_between_evaluations():
     curve = {"steps": [0, 100, 200], "wall_s": [10.0, 20.0, 40.0],
              "eval_return": [0.0, 50.0, 150.0]}
@@ -164,6 +190,9 @@ def test_the_report_row_from_hand_made_records(tmp_path):
     # still earns its healthy reward): Brax's seed 2 starts at 260, over ours' seed 0's 250.
     brax[2]["curve"]["eval_return"][0] = 260.0
     assert al.reach_cell(brax, 250.0) == ("100 s (1/3; 1 at the first evaluation)", 100.0)
+    # A body one side has not run yet: its final, "not run", and nothing compared.
+    alone = al.body_row("walker2d-modular", ours, [])
+    assert alone[1] == row[1] and alone[2] == "not run" and alone[3:] == ["-"] * 5
 
 
 def test_the_table_replaces_its_section_and_only_within_the_size_limit(tmp_path):
