@@ -127,7 +127,7 @@ class _SeedRuns:
 
     def on_iteration(self, states, seed_metrics) -> bool:
         """Log every seed's metrics (and evaluations when due); True to stop training."""
-        steps = int(one_seed(states, 0).steps)
+        steps = int(one_seed(states.steps, 0))
         evaluate = self.schedule.due("eval", steps)
         evaluations = self._evaluations(states) if evaluate else None
         for i, (book, host) in enumerate(zip(self.books, seed_metrics)):
