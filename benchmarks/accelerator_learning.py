@@ -31,8 +31,12 @@ whether it reached N ("complete"), the seeds sharing its program, hardware
 (jax.devices()[0].device_kind, host CPUs), date, commit, versions and the 1-min load seen.
 Both sides stop at --budget-s (counted from the command): ours is killed (a cut program's
 seeds are recorded with the steps they reached, "complete": false), Brax raises out of its
-`progress_fn` and starts no seed that its previous seed's time says will not fit. A later
-call skips every seed recorded complete with the same settings and runs the others again.
+`progress_fn` (at its evaluations: a seed can overrun by one interval) and starts no seed
+that its previous seed's time says will not fit. A later call skips every seed recorded
+complete with the same settings (ours': at the same commit too, its settings being the CLI
+defaults of the commit) and runs the others again. Ours' records also hold the PPO
+settings the run resolved ("ppo") and where each seed's clock went ("seconds": compile,
+training calls, evaluations).
 
 `report` prints one row per body: each side's final eval return, mean ± 95% CI (Student's t
 over seeds, n seeds), both at the largest env-step count every seed of both sides reached
