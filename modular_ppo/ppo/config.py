@@ -31,6 +31,10 @@ class PPOConfig:
     """Minibatches per epoch, drawn over environments (whole trajectories), not time steps."""
     learning_rate: float = 3e-4
     """Adam(W) step size (0 freezes the parameters)."""
+    anneal_learning_rate: bool = False
+    """Decay the step size linearly from learning_rate to 0 over the run's updates
+    (`total_updates`), as CleanRL's anneal_lr does; the optimizer state then holds the
+    schedule's count, so a checkpoint resumes only with the same choice."""
     gamma: float = 0.99
     """Discount factor of future rewards, in [0, 1]."""
     gae_lambda: float = 0.95
@@ -106,6 +110,13 @@ class PPOConfig:
     def steps_per_iteration(self) -> int:
         """Environment steps collected by one PPO iteration."""
         return self.n_envs * self.rollout_length
+
+    @property
+    def total_updates(self) -> int:
+        """Optimizer updates of a whole run: n_epochs x n_minibatches an iteration, for the
+        iterations that reach total_steps."""
+        iterations = -(-self.total_steps // self.steps_per_iteration)
+        return iterations * self.n_epochs * self.n_minibatches
 
 
 @dataclasses.dataclass(frozen=True)

@@ -88,11 +88,14 @@ def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
     the parameters stacked by shape (`shape_groups.by_shape`; its state holds Adam's moments
     as such stacks): the same update element by element, but a few operations per shape
     instead of a few per parameter array, which a body of many modules has hundreds of
-    (BENCHMARKS.md, "Compile ... by module count")."""
+    (BENCHMARKS.md, "Compile ... by module count"). With anneal_learning_rate the step
+    size falls linearly to 0 over `config.total_updates`."""
+    rate = (optax.linear_schedule(config.learning_rate, 0.0, config.total_updates)
+            if config.anneal_learning_rate else config.learning_rate)
     if config.weight_decay is None:
-        step = optax.adam(config.learning_rate)
+        step = optax.adam(rate)
     else:
-        step = optax.adamw(config.learning_rate, weight_decay=config.weight_decay)
+        step = optax.adamw(rate, weight_decay=config.weight_decay)
     if config.gradient_clipping is not None:
         step = optax.chain(optax.clip_by_global_norm(config.gradient_clipping), step)
     return by_shape(step)

@@ -77,8 +77,10 @@ def _optimizer_state(run: Run, source: Run, source_dir: Path) -> optax.OptState:
         raise RunConfigError(
             f"--init-from {source_dir} --init-optimizer source: that run's optimizer "
             f"(--ppo.gradient-clipping {source_ppo.gradient_clipping}, --ppo.weight-decay "
-            f"{source_ppo.weight_decay}) keeps another state than this run's "
-            f"({ppo.gradient_clipping}, {ppo.weight_decay}). Give the source's values, or "
+            f"{source_ppo.weight_decay}, --ppo.anneal-learning-rate "
+            f"{source_ppo.anneal_learning_rate}) keeps another state than this run's "
+            f"({ppo.gradient_clipping}, {ppo.weight_decay}, {ppo.anneal_learning_rate}). "
+            "Give the source's values, or "
             "--init-optimizer fresh."
         )
     return source.state.opt_state

@@ -53,3 +53,20 @@ def test_parameters_stacked_by_shape_get_the_per_array_update():
     for got, want in zip(jax.tree.leaves(stacked), jax.tree.leaves(expected), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
     assert {np.shape(leaf) for leaf in jax.tree.leaves(stacked_state)} == {(), (1, 4), (2, 2, 3)}
+
+
+def test_an_annealed_learning_rate_falls_linearly_to_zero_over_the_run():
+    # 4 iterations of 2 epochs x 2 minibatches: 16 updates. With a constant gradient each
+    # Adam step is the step size itself: 0.1 x (1 - k / 16) at update k.
+    config = PPOConfig(n_envs=4, rollout_length=2, n_epochs=2, n_minibatches=2,
+                       total_steps=32, learning_rate=0.1, anneal_learning_rate=True)
+    assert config.total_updates == 16
+    steps = updates(config, [[1.0]] * 17)
+    np.testing.assert_allclose(steps, [-0.1 * (1 - k / 16) for k in range(17)], atol=1e-6)
+    np.testing.assert_allclose(updates(PPOConfig(learning_rate=0.1), [[1.0]] * 3), -0.1,
+                               atol=1e-6)  # off by default: a constant step size
+
+
+def test_total_updates_count_the_last_partial_iteration():
+    config = PPOConfig(n_envs=4, rollout_length=2, n_epochs=3, n_minibatches=2, total_steps=9)
+    assert config.total_updates == 2 * 3 * 2  # 9 steps: 2 iterations of 8

@@ -80,6 +80,7 @@ ANT_DEFAULT = {
     "network.value_hidden_sizes": [64, 64],
     "new_body_statistics": "trained-bodies",
     "partition": None,
+    "ppo.anneal_learning_rate": False,
     "ppo.clip_range": 0.2,
     "ppo.combine_advantages": True,
     "ppo.critic_loss_weight": 0.5,
